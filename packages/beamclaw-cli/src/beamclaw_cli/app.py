@@ -1,0 +1,90 @@
+"""The ``beamclaw`` command.
+
+Command groups live in ``beamclaw_cli.commands.<group>`` modules, each exposing
+``register(app)``; :data:`COMMAND_MODULES` lists them, so a new group (``pair``,
+``sandbox``, ``scheduler``) plugs in by adding one module name.
+
+Exit codes: 0 success; 1 failure (the one-line error says why); 2 usage error.
+Errors print as one line; ``--debug`` adds the traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib import import_module
+
+import typer
+from beamclaw_gateway import BeamclawGatewayError
+from beamclaw_memory import BeamclawMemoryError
+from beamclaw_obs import BeamclawObsError
+
+from beamclaw_cli.errors import BeamclawCliError, UsageError
+from beamclaw_cli.state import cli_state
+
+COMMAND_MODULES: tuple[str, ...] = ("serve", "version")
+
+app = typer.Typer(
+    name="beamclaw",
+    help="BeamClaw: a fault-tolerant personal AI agent gateway and MCP host.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+@app.callback()
+def _root(
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks on errors."),
+) -> None:
+    cli_state.debug = debug
+
+
+for _name in COMMAND_MODULES:
+    import_module(f"beamclaw_cli.commands.{_name}").register(app)
+
+_KNOWN_ERRORS: tuple[type[BaseException], ...] = (
+    BeamclawCliError,
+    BeamclawObsError,
+    BeamclawMemoryError,
+    BeamclawGatewayError,
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``beamclaw`` script. Returns the exit code."""
+    try:
+        app(args=argv, standalone_mode=False)
+    except KeyboardInterrupt:
+        return 130
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1
+    except typer.Exit as exc:
+        return exc.exit_code
+    except (typer.BadParameter, typer.Abort) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - the CLI's last line of defence
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            return exc.exit_code
+        if cli_state.debug:
+            import traceback
+
+            traceback.print_exc()
+        if isinstance(exc, UsageError):
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        if isinstance(exc, _KNOWN_ERRORS):
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        print(f"error: unexpected {type(exc).__name__}: {exc} (run with --debug for details)",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def run() -> None:
+    """Console-script shim: exit with :func:`main`'s code."""
+    sys.exit(main())

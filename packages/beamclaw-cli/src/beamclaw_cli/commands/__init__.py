@@ -1,0 +1,1 @@
+"""Command groups; each module exposes ``register(app)``."""

@@ -1,0 +1,11 @@
+"""The beamclaw-cli error tree."""
+
+from __future__ import annotations
+
+
+class BeamclawCliError(Exception):
+    """Base of every error raised by beamclaw-cli."""
+
+
+class UsageError(BeamclawCliError):
+    """The command line was well-formed but asks for something impossible (exit 2)."""

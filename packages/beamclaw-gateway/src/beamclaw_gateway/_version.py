@@ -1,0 +1,3 @@
+"""Version of beamclaw-gateway."""
+
+__version__ = "0.1.0"

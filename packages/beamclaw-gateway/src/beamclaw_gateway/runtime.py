@@ -1,0 +1,95 @@
+"""The gateway's runtime: components started in order, stopped in reverse.
+
+Start order: home directory → logging → obs backends → database (reachable, migrated).
+Each later issue's component (sessions, MCP servers, channels, scheduler) joins this list;
+``/ready`` is true only once every critical component is up.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from beamclaw_memory import Database, resolve_database_url
+from beamclaw_obs import (
+    ComponentHealth,
+    EventType,
+    HealthRegistry,
+    HealthState,
+    LogBackend,
+    MetricsBackend,
+    configure_logging,
+    emit,
+    ensure_home,
+    get_emitter,
+)
+from loguru import logger
+
+from beamclaw_gateway.config import BeamclawConfig
+
+
+class GatewayRuntime:
+    """Everything a running gateway owns. ``start``/``stop`` are idempotent."""
+
+    def __init__(self, config: BeamclawConfig, *, home: Path | None = None) -> None:
+        from beamclaw_obs import beamclaw_home
+
+        self.config = config
+        self.home = home or beamclaw_home()
+        self.health = HealthRegistry()
+        self.metrics: MetricsBackend | None = None
+        self.database: Database | None = None
+        self.started_monotonic = time.monotonic()
+        self._started = False
+        self._db_state = ComponentHealth(HealthState.STARTING)
+
+    @property
+    def uptime_seconds(self) -> float:
+        return time.monotonic() - self.started_monotonic
+
+    @property
+    def started(self) -> bool:
+        return self._started
+
+    async def start(self) -> None:
+        if self._started:
+            return
+        ensure_home(self.home)
+        obs = self.config.obs
+        configure_logging(
+            self.home / "logs",
+            stderr_level=obs.log_level,
+            file_level=obs.file_log_level,
+            rotation=obs.log_rotation,
+            retention=obs.log_retention,
+        )
+        emitter = get_emitter()
+        emitter.add_backend(LogBackend(), queue_size=obs.queue_size)
+        if obs.metrics_enabled:
+            self.metrics = MetricsBackend(stats=emitter.stats)
+            emitter.add_backend(self.metrics, queue_size=obs.queue_size)
+        self.health.register("database", lambda: self._db_state, critical=True)
+        url = resolve_database_url(self.config.memory.database_url, self.home)
+        self.database = Database(url)
+        await self.database.check()
+        heads = await self.database.migrate()
+        self._db_state = ComponentHealth(
+            HealthState.UP,
+            data={"url": self.database.display_url, "migrations": heads},
+        )
+        logger.info("database ready: {} ({} migration heads)", self.database.display_url,
+                    len(heads))
+        self._started = True
+        emit(EventType.GATEWAY_START, home=str(self.home))
+
+    async def stop(self) -> None:
+        if self._started:
+            emit(EventType.GATEWAY_STOP)
+        if self.database is not None:
+            await self.database.dispose()
+            self.database = None
+        self._db_state = ComponentHealth(HealthState.DOWN, "stopped")
+        emitter = get_emitter()
+        emitter.remove_backend("metrics")
+        emitter.remove_backend("log")
+        self._started = False

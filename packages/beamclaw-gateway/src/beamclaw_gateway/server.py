@@ -1,0 +1,99 @@
+"""Running the gateway in the foreground: bind policy, port check, uvicorn."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import ipaddress
+import socket
+
+import uvicorn
+from beamclaw_core import describe_llm_provider
+from loguru import logger
+
+from beamclaw_gateway.app import create_app
+from beamclaw_gateway.config import BeamclawConfig, effective_port
+from beamclaw_gateway.errors import GatewayConfigError, PortInUseError
+from beamclaw_gateway.runtime import GatewayRuntime
+
+
+def is_loopback(host: str) -> bool:
+    """True for 127.0.0.0/8, ::1 and ``localhost``."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind_policy(config: BeamclawConfig) -> None:
+    """Refuse a non-loopback bind without a usable gateway token (DESIGN.md section 7)."""
+    http = config.gateway.http
+    if is_loopback(http.host):
+        return
+    if http.token is None:
+        raise GatewayConfigError(
+            f"refusing to listen on {http.host} without a gateway token: set "
+            f'[gateway.http] token = {{ env = "BEAMCLAW_GATEWAY_TOKEN" }} and export it, '
+            f"or bind to 127.0.0.1"
+        )
+    if not http.token.is_available():
+        raise GatewayConfigError(
+            f"refusing to listen on {http.host}: the gateway token "
+            f"({http.token.describe()}) is not set"
+        )
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Raise :class:`PortInUseError` when ``host:port`` cannot be bound."""
+    if port == 0:
+        return
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise PortInUseError(host, port) from exc
+            raise GatewayConfigError(f"cannot bind {host}:{port}: {exc.strerror}") from exc
+
+
+def serve(config: BeamclawConfig) -> None:
+    """Run the gateway until SIGINT/SIGTERM; returns after a clean shutdown.
+
+    The runtime starts before the listener opens, so a start-up failure (database
+    unreachable, home not writable) surfaces as one typed error, not a server traceback.
+    """
+    check_bind_policy(config)
+    host = config.gateway.http.host
+    port = effective_port(config)
+    check_port_free(host, port)
+    _usable, line = describe_llm_provider(config.core)
+    print(line, flush=True)
+    try:
+        asyncio.run(_serve(config, host, port))
+    except KeyboardInterrupt:
+        pass
+    logger.info("gateway stopped")
+
+
+async def _serve(config: BeamclawConfig, host: str, port: int) -> None:
+    runtime = GatewayRuntime(config)
+    try:
+        await runtime.start()
+        app = create_app(runtime)
+        server = uvicorn.Server(
+            uvicorn.Config(
+                app, host=host, port=port, log_level="warning", lifespan="on",
+                access_log=False, server_header=False,
+            )
+        )
+        print(f"BeamClaw gateway listening on http://{host}:{port} (Ctrl-C to stop)",
+              flush=True)
+        await server.serve()
+        if not server.started:
+            raise GatewayConfigError(f"the HTTP listener on {host}:{port} failed to start")
+    finally:
+        await runtime.stop()

@@ -1,0 +1,86 @@
+"""beamclaw-obs: events, logging, metrics, configuration loading and supervision.
+
+The lowest layer of BeamClaw: it imports no sibling package.
+"""
+
+from beamclaw_obs.config import (
+    BeamclawSettingsBase,
+    LoadedConfig,
+    Section,
+    find_config_file,
+    load_settings,
+    read_toml,
+    unknown_keys,
+)
+from beamclaw_obs.emitter import BackendStats, Emitter, ObsBackend, emit, get_emitter
+from beamclaw_obs.errors import (
+    BeamclawObsError,
+    ConfigError,
+    HomeNotWritableError,
+    MissingSecretError,
+    RestartIntensityExceeded,
+    SupervisorError,
+)
+from beamclaw_obs.events import Event, EventType
+from beamclaw_obs.health import ComponentHealth, HealthRegistry, HealthState
+from beamclaw_obs.home import beamclaw_home, ensure_home
+from beamclaw_obs.log_backend import LogBackend, configure_logging
+from beamclaw_obs.metrics_backend import MetricsBackend
+from beamclaw_obs.scrub import REDACTED, forget_secrets, register_secret, scrub, scrub_value
+from beamclaw_obs.secrets import Secret
+from beamclaw_obs.settings import ObsSettings
+from beamclaw_obs.supervisor import (
+    Backoff,
+    ChildSpec,
+    ChildState,
+    ChildStatus,
+    Restart,
+    Supervisor,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "REDACTED",
+    "BackendStats",
+    "Backoff",
+    "BeamclawObsError",
+    "BeamclawSettingsBase",
+    "ChildSpec",
+    "ChildState",
+    "ChildStatus",
+    "ComponentHealth",
+    "ConfigError",
+    "Emitter",
+    "Event",
+    "EventType",
+    "HealthRegistry",
+    "HealthState",
+    "HomeNotWritableError",
+    "LoadedConfig",
+    "LogBackend",
+    "MetricsBackend",
+    "MissingSecretError",
+    "ObsBackend",
+    "ObsSettings",
+    "Restart",
+    "RestartIntensityExceeded",
+    "Secret",
+    "Section",
+    "Supervisor",
+    "SupervisorError",
+    "__version__",
+    "beamclaw_home",
+    "configure_logging",
+    "emit",
+    "ensure_home",
+    "find_config_file",
+    "forget_secrets",
+    "get_emitter",
+    "load_settings",
+    "read_toml",
+    "register_secret",
+    "scrub",
+    "scrub_value",
+    "unknown_keys",
+]

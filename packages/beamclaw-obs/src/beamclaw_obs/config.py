@@ -1,0 +1,207 @@
+"""Configuration loading (DESIGN.md section 5).
+
+Lookup: ``$BEAMCLAW_CONFIG`` if set (it must exist), else ``$BEAMCLAW_HOME/beamclaw.toml``
+if present, else the packaged defaults (the models' defaults; ``config/beamclaw.toml`` in
+the repository spells them out and a test keeps the two equal). Environment variables
+``BEAMCLAW_<SECTION>__<KEY>…`` override the file (pydantic-settings, ``__`` nesting).
+
+A malformed file or a wrong type is a :class:`ConfigError` naming the file, the key path
+and the reason. An unknown key is a warning (returned and logged), never a crash.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import UnionType
+from typing import Any, ClassVar, Generic, TypeVar, Union, get_args, get_origin
+
+from loguru import logger
+from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from beamclaw_obs.errors import ConfigError
+from beamclaw_obs.home import beamclaw_home
+
+CONFIG_ENV = "BEAMCLAW_CONFIG"
+CONFIG_FILE_NAME = "beamclaw.toml"
+DEFAULTS_SOURCE = "packaged defaults"
+
+_file_data: ContextVar[dict[str, Any]] = ContextVar("beamclaw_config_file_data", default={})
+
+
+class Section(BaseModel):
+    """Base for a configuration section: unknown keys are tolerated (and warned about)."""
+
+    model_config = {"extra": "ignore", "validate_default": True}
+
+
+class _FileSource(PydanticBaseSettingsSource):
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return _file_data.get().get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(_file_data.get())
+
+
+class BeamclawSettingsBase(BaseSettings):
+    """Root settings: sections as fields; ``BEAMCLAW_`` env overrides with ``__`` nesting."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="BEAMCLAW_",
+        env_nested_delimiter="__",
+        extra="ignore",
+        case_sensitive=False,
+        validate_default=True,
+    )
+    #: top-level environment names that are not section overrides
+    reserved_env: ClassVar[frozenset[str]] = frozenset(
+        {"BEAMCLAW_HOME", "BEAMCLAW_CONFIG", "BEAMCLAW_PORT", "BEAMCLAW_DATABASE_URL",
+         "BEAMCLAW_USER"}
+    )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, _FileSource(settings_cls))
+
+
+S = TypeVar("S", bound=BeamclawSettingsBase)
+
+
+@dataclass
+class LoadedConfig(Generic[S]):
+    """A validated configuration plus where it came from and what was ignored."""
+
+    settings: S
+    source: str
+    path: Path | None
+    warnings: list[str] = field(default_factory=lambda: [])
+
+
+def find_config_file(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The file the lookup order selects, or ``None`` for the packaged defaults."""
+    env = os.environ if environ is None else environ
+    explicit = env.get(CONFIG_ENV)
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.is_file():
+            raise ConfigError(str(path), [f"{CONFIG_ENV} points to a file that does not exist"])
+        return path
+    candidate = beamclaw_home() / CONFIG_FILE_NAME
+    return candidate if candidate.is_file() else None
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Parse a TOML file; syntax errors become a :class:`ConfigError` with line/column."""
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(str(path), [f"malformed TOML: {exc}"]) from exc
+    except OSError as exc:
+        raise ConfigError(str(path), [f"cannot read: {exc.strerror or exc}"]) from exc
+
+
+def _model_of(annotation: Any) -> tuple[str, type[BaseModel]] | None:
+    """Classify a field annotation: ``("model"|"dict"|"list", Model)`` or None."""
+    origin = get_origin(annotation)
+    if origin in (Union, UnionType):
+        for arg in get_args(annotation):
+            found = _model_of(arg)
+            if found is not None:
+                return found
+        return None
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return ("model", annotation)
+    if origin is dict:
+        args = get_args(annotation)
+        if len(args) == 2 and isinstance(args[1], type) and issubclass(args[1], BaseModel):
+            return ("dict", args[1])
+    if origin is list:
+        args = get_args(annotation)
+        if args and isinstance(args[0], type) and issubclass(args[0], BaseModel):
+            return ("list", args[0])
+    return None
+
+
+def unknown_keys(model: type[BaseModel], data: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """Dotted paths in ``data`` that ``model`` does not define (recursively)."""
+    found: list[str] = []
+    fields = model.model_fields
+    aliases = {f.alias: name for name, f in fields.items() if f.alias}
+    for key, value in data.items():
+        name = aliases.get(key, key)
+        path = f"{prefix}{key}"
+        if name not in fields:
+            if model.model_config.get("extra") != "allow":
+                found.append(path)
+            continue
+        kind = _model_of(fields[name].annotation)
+        if kind is None:
+            continue
+        shape, sub = kind
+        if sub.__name__ == "Secret":
+            continue
+        if shape == "model" and isinstance(value, Mapping):
+            found += unknown_keys(sub, value, f"{path}.")  # pyright: ignore[reportUnknownArgumentType]
+        elif shape == "dict" and isinstance(value, Mapping):
+            for k, v in value.items():  # pyright: ignore[reportUnknownVariableType]
+                if isinstance(v, Mapping):
+                    found += unknown_keys(sub, v, f"{path}.{k}.")  # pyright: ignore[reportUnknownArgumentType]
+        elif shape == "list" and isinstance(value, list):
+            for i, v in enumerate(value):  # pyright: ignore[reportUnknownVariableType,reportUnknownArgumentType]
+                if isinstance(v, Mapping):
+                    found += unknown_keys(sub, v, f"{path}[{i}].")  # pyright: ignore[reportUnknownArgumentType]
+    return found
+
+
+def _describe(error: Mapping[str, Any]) -> str:
+    loc = ".".join(str(p) for p in error.get("loc", ()))
+    msg = str(error.get("msg", "invalid value"))
+    value = error.get("input")
+    shown = "" if isinstance(value, Mapping | list) else f" (got {value!r})"
+    if "secret" in loc.lower() or "key" in loc.lower() or "token" in loc.lower():
+        shown = ""
+    return f"{loc or '<root>'}: {msg}{shown}"
+
+
+def load_settings(
+    settings_cls: type[S],
+    path: Path | None = None,
+    *,
+    use_lookup: bool = True,
+) -> LoadedConfig[S]:
+    """Load and validate configuration.
+
+    Args:
+        settings_cls: the root settings model (sections as fields).
+        path: an explicit file; otherwise the lookup order decides (when ``use_lookup``).
+        use_lookup: when False and no ``path``, only defaults and the environment apply.
+    """
+    if path is None and use_lookup:
+        path = find_config_file()
+    data = read_toml(path) if path is not None else {}
+    source = str(path) if path is not None else DEFAULTS_SOURCE
+    token = _file_data.set(data)
+    try:
+        settings = settings_cls()
+    except ValidationError as exc:
+        raise ConfigError(source, [_describe(e) for e in exc.errors()]) from exc
+    finally:
+        _file_data.reset(token)
+    warnings = [f"{source}: unknown key {k!r} ignored" for k in unknown_keys(settings_cls, data)]
+    for w in warnings:
+        logger.warning(w)
+    return LoadedConfig(settings=settings, source=source, path=path, warnings=warnings)

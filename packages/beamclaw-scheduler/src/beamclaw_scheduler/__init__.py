@@ -1,0 +1,5 @@
+"""beamclaw-scheduler."""
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

@@ -1,0 +1,7 @@
+"""The beamclaw-scheduler error tree."""
+
+from __future__ import annotations
+
+
+class BeamclawSchedulerError(Exception):
+    """Base of every error raised by beamclaw-scheduler."""

@@ -1,0 +1,36 @@
+"""The beamclaw-tools error tree."""
+
+from __future__ import annotations
+
+
+class BeamclawToolsError(Exception):
+    """Base of every error raised by beamclaw-tools."""
+
+
+class ToolNameCollisionError(BeamclawToolsError):
+    """A tool with this name is already registered."""
+
+    def __init__(self, name: str, existing_source: str, new_source: str) -> None:
+        self.name = name
+        self.existing_source = existing_source
+        self.new_source = new_source
+        super().__init__(
+            f"tool name {name!r} from {new_source} collides with the one from {existing_source}"
+        )
+
+
+class UnknownToolError(BeamclawToolsError):
+    """No tool with this name is registered (or it is not granted to the agent)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(f"unknown tool {name!r}")
+
+
+class PathOutsideRootsError(BeamclawToolsError):
+    """A path escapes the roots a file tool is confined to."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"path {path!r} refused: {reason}")
