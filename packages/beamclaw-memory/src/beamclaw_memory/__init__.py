@@ -6,6 +6,14 @@ from beamclaw_memory.errors import (
     MigrationError,
     StorageError,
 )
+from beamclaw_memory.service import (
+    MemoryCategory,
+    MemoryEntry,
+    MemoryService,
+    SearchHit,
+    SearchMode,
+    SearchResult,
+)
 from beamclaw_memory.settings import MemorySettings
 from beamclaw_memory.storage import (
     DATABASE_URL_ENV,
@@ -24,8 +32,14 @@ __all__ = [
     "BeamclawMemoryError",
     "Database",
     "DatabaseUnavailableError",
+    "MemoryCategory",
+    "MemoryEntry",
+    "MemoryService",
     "MemorySettings",
     "MigrationError",
+    "SearchHit",
+    "SearchMode",
+    "SearchResult",
     "StorageError",
     "__version__",
     "expected_heads",

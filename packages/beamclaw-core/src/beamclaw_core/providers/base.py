@@ -1,0 +1,160 @@
+"""The provider protocol (seed 001 ``bc_provider`` in Python terms) and its value types.
+
+A provider maps :class:`~beamclaw_core.messages.Message` lists to one LLM API and back.
+``stream`` yields typed chunks as they arrive; ``complete`` returns one assistant message.
+Failures are raised as :class:`ProviderError` carrying an :class:`ErrorKind` (Bedrock's
+ErrorKind): classification only — whether to retry is the loop machine's decision.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Literal, Protocol, runtime_checkable
+
+from beamclaw_tools import ToolDef
+from pydantic import BaseModel, ConfigDict, Field
+
+from beamclaw_core.errors import BeamclawCoreError
+from beamclaw_core.messages import Message, Usage
+
+
+class ErrorKind(enum.StrEnum):
+    """Why an LLM call failed."""
+
+    AUTH = "auth"  # 401/403: never retried
+    RATE_LIMIT = "rate_limit"  # 429: retried, honouring retry_after
+    NETWORK = "network"  # timeouts, resets, 5xx, truncated stream: retried
+    INVALID_REQUEST = "invalid_request"  # 400/404/422: never retried
+    CONTEXT_OVERFLOW = "context_overflow"  # prompt too long: compact, then retry once
+    UNKNOWN = "unknown"
+
+    @property
+    def retryable(self) -> bool:
+        return self in (ErrorKind.RATE_LIMIT, ErrorKind.NETWORK, ErrorKind.UNKNOWN)
+
+
+class ProviderError(BeamclawCoreError):
+    """An LLM call failed. ``message`` is safe to show (never contains a key)."""
+
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str,
+        *,
+        provider: str | None = None,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        self.kind = kind
+        self.message = message
+        self.provider = provider
+        self.status = status
+        self.retry_after = retry_after
+        prefix = f"{provider}: " if provider else ""
+        super().__init__(f"{prefix}{kind.value}: {message}")
+
+
+class _Chunk(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TextDelta(_Chunk):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ReasoningDelta(_Chunk):
+    """Model thinking; never shown as the answer."""
+
+    type: Literal["reasoning"] = "reasoning"
+    text: str
+
+
+class ToolCallDelta(_Chunk):
+    """A fragment of tool call number ``index``; ``arguments`` fragments concatenate."""
+
+    type: Literal["tool_call"] = "tool_call"
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+
+
+class UsageChunk(_Chunk):
+    type: Literal["usage"] = "usage"
+    usage: Usage
+
+
+class FinishChunk(_Chunk):
+    """The stream ended normally. ``reason``: stop, tool_calls, length, content_filter…"""
+
+    type: Literal["finish"] = "finish"
+    reason: str
+    model: str | None = None
+
+
+StreamChunk = Annotated[
+    TextDelta | ReasoningDelta | ToolCallDelta | UsageChunk | FinishChunk,
+    Field(discriminator="type"),
+]
+
+
+class Capabilities(_Chunk):
+    """What a provider/model supports."""
+
+    context_window: int = 128_000
+    max_output_tokens: int | None = None
+    supports_tools: bool = True
+    supports_vision: bool = False
+    supports_streaming_usage: bool = True
+
+
+class CompletionOptions(_Chunk):
+    """Per-call options. ``model`` overrides the provider's configured model."""
+
+    model: str | None = None
+    tools: tuple[ToolDef, ...] = ()
+    tool_choice: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    stop: tuple[str, ...] = ()
+    extra: dict[str, Any] = Field(default_factory=lambda: {})
+
+
+class Completion(_Chunk):
+    """A finished LLM response: one assistant message (``tool_calls`` and ``usage`` set)."""
+
+    message: Message
+    finish_reason: str = "stop"
+    model: str | None = None
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """An LLM endpoint. Implementations own one long-lived HTTP client."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
+
+    async def complete(
+        self, messages: list[Message], options: CompletionOptions | None = None
+    ) -> Completion:
+        """One whole response. Raises :class:`ProviderError`."""
+        ...
+
+    def stream(
+        self, messages: list[Message], options: CompletionOptions | None = None
+    ) -> AsyncIterator[StreamChunk]:
+        """Chunks as they arrive, ending with a :class:`FinishChunk`.
+
+        Raises :class:`ProviderError` (also mid-stream, e.g. a truncated stream).
+        """
+        ...
+
+    def capabilities(self) -> Capabilities: ...
+
+    async def close(self) -> None: ...

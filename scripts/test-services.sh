@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Install (when missing) and start the real services the test suite needs, then write
+# their addresses to .test-services/env. Idempotent: services already running are reused.
+#
+#   scripts/test-services.sh start   # install + start, write .test-services/env
+#   scripts/test-services.sh stop    # stop what this script started
+#
+# PostgreSQL runs as its own cluster on 127.0.0.1:55432 (trust auth, test-only data dir),
+# Redis on 127.0.0.1:56379 without persistence. Nothing listens beyond loopback.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+STATE="$ROOT/.test-services"
+PG_PORT="${BEAMCLAW_TEST_PG_PORT:-55432}"
+REDIS_PORT="${BEAMCLAW_TEST_REDIS_PORT:-56379}"
+PG_DIR="/tmp/beamclaw-test-pg-$PG_PORT"
+mkdir -p "$STATE"
+
+log() { printf '[services] %s\n' "$*" >&2; }
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+apt_updated=0
+apt_install() {
+  if [ $apt_updated -eq 0 ]; then
+    log "apt-get update"
+    $SUDO apt-get update -qq >/dev/null
+    apt_updated=1
+  fi
+  log "apt-get install $*"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+pg_bin() {
+  ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1
+}
+
+ensure_packages() {
+  local missing=()
+  [ -n "$(pg_bin)" ] && [ -x "$(pg_bin)/initdb" ] || missing+=(postgresql)
+  command -v redis-server >/dev/null || missing+=(redis-server)
+  command -v tmux >/dev/null || missing+=(tmux)
+  command -v git >/dev/null || missing+=(git)
+  command -v node >/dev/null || missing+=(nodejs npm)
+  if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
+}
+
+as_postgres() {
+  if [ "$(id -u)" -eq 0 ]; then su postgres -s /bin/sh -c "$*"; else sh -c "$*"; fi
+}
+
+start_postgres() {
+  local bin; bin="$(pg_bin)"
+  if "$bin/pg_isready" -h 127.0.0.1 -p "$PG_PORT" -q 2>/dev/null; then
+    log "PostgreSQL already running on $PG_PORT"; return
+  fi
+  if [ ! -f "$PG_DIR/PG_VERSION" ]; then
+    rm -rf "$PG_DIR"; mkdir -p "$PG_DIR"
+    [ "$(id -u)" -eq 0 ] && chown postgres:postgres "$PG_DIR"
+    as_postgres "'$bin/initdb' -D '$PG_DIR' -A trust -U postgres --no-sync >/dev/null"
+  fi
+  as_postgres "'$bin/pg_ctl' -D '$PG_DIR' -w -t 60 -l '$PG_DIR/server.log' \
+    -o '-p $PG_PORT -k /tmp -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=300' start >/dev/null"
+  log "PostgreSQL started on 127.0.0.1:$PG_PORT"
+}
+
+start_redis() {
+  if redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then
+    log "Redis already running on $REDIS_PORT"; return
+  fi
+  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+    --daemonize yes --logfile "$STATE/redis.log" --pidfile "$STATE/redis.pid"
+  for _ in $(seq 50); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  log "Redis started on 127.0.0.1:$REDIS_PORT"
+}
+
+write_env() {
+  cat > "$STATE/env" <<ENV
+BEAMCLAW_TEST_POSTGRES_URL=postgresql://postgres@127.0.0.1:$PG_PORT/postgres
+BEAMCLAW_TEST_REDIS_URL=redis://127.0.0.1:$REDIS_PORT/0
+ENV
+  log "wrote $STATE/env"
+}
+
+case "${1:-start}" in
+  start)
+    ensure_packages
+    start_postgres
+    start_redis
+    write_env
+    ;;
+  stop)
+    bin="$(pg_bin)"
+    [ -f "$PG_DIR/postmaster.pid" ] && as_postgres "'$bin/pg_ctl' -D '$PG_DIR' -m fast stop >/dev/null" || true
+    redis-cli -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1 || true
+    ;;
+  *) echo "usage: $0 start|stop" >&2; exit 2 ;;
+esac
