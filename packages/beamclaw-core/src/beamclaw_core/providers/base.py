@@ -12,11 +12,11 @@ import enum
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
-from beamclaw_tools import ToolDef
 from pydantic import BaseModel, ConfigDict, Field
 
 from beamclaw_core.errors import BeamclawCoreError
 from beamclaw_core.messages import Message, Usage
+from beamclaw_tools import ToolDef
 
 
 class ErrorKind(enum.StrEnum):
@@ -35,7 +35,16 @@ class ErrorKind(enum.StrEnum):
 
 
 class ProviderError(BeamclawCoreError):
-    """An LLM call failed. ``message`` is safe to show (never contains a key)."""
+    """An LLM call failed. ``message`` is safe to show (never contains a key).
+
+    Attributes:
+        kind: the classification the loop machine decides retries on.
+        message: a human-actionable, scrubbed description.
+        provider: the configured provider name (``[core.providers.<name>]``).
+        status: the HTTP status when there was one.
+        retry_after: seconds the server asked us to wait (429 ``Retry-After``).
+        model: the model that was asked.
+    """
 
     def __init__(
         self,
@@ -45,12 +54,14 @@ class ProviderError(BeamclawCoreError):
         provider: str | None = None,
         status: int | None = None,
         retry_after: float | None = None,
+        model: str | None = None,
     ) -> None:
         self.kind = kind
         self.message = message
         self.provider = provider
         self.status = status
         self.retry_after = retry_after
+        self.model = model
         prefix = f"{provider}: " if provider else ""
         super().__init__(f"{prefix}{kind.value}: {message}")
 
@@ -65,10 +76,15 @@ class TextDelta(_Chunk):
 
 
 class ReasoningDelta(_Chunk):
-    """Model thinking; never shown as the answer."""
+    """Model thinking; never shown as the answer.
+
+    ``signature`` carries Anthropic's thinking-block signature (sent with the final
+    fragment of a block) so the block can be replayed on the next request.
+    """
 
     type: Literal["reasoning"] = "reasoning"
     text: str
+    signature: str | None = None
 
 
 class ToolCallDelta(_Chunk):
@@ -108,6 +124,8 @@ class Capabilities(_Chunk):
     supports_tools: bool = True
     supports_vision: bool = False
     supports_streaming_usage: bool = True
+    supports_reasoning: bool = False
+    supports_prompt_caching: bool = False
 
 
 class CompletionOptions(_Chunk):
@@ -119,7 +137,14 @@ class CompletionOptions(_Chunk):
     temperature: float | None = None
     max_tokens: int | None = None
     stop: tuple[str, ...] = ()
-    extra: dict[str, Any] = Field(default_factory=lambda: {})
+    extra: dict[str, Any] = Field(default_factory=dict)
+    """Merged last into the request body (provider-specific knobs)."""
+    reasoning_effort: str | None = None
+    """OpenAI-style ``reasoning_effort`` (``low``/``medium``/``high``) when supported."""
+    thinking_budget_tokens: int | None = None
+    """Anthropic extended thinking budget; ``None`` uses the provider setting."""
+    session_id: str | None = None
+    """Only used to label ``llm_request``/``llm_response`` events."""
 
 
 class Completion(_Chunk):
@@ -128,6 +153,12 @@ class Completion(_Chunk):
     message: Message
     finish_reason: str = "stop"
     model: str | None = None
+    provider: str | None = None
+    """The configured provider name that answered (set by failover too)."""
+
+    @property
+    def usage(self) -> Usage | None:
+        return self.message.usage
 
 
 @runtime_checkable

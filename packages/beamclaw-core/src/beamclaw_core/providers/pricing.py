@@ -1,0 +1,90 @@
+"""Prices per model and the cost of one call.
+
+A :class:`PriceTable` maps model patterns (``fnmatch`` on the name without ``vendor/``
+prefix, case-insensitive; exact names first, then the longest matching pattern) to a
+:class:`ModelPrice` in USD per million tokens. The built-in table is a starting point
+with list prices at the time of writing; configured ``[core.providers.<name>.pricing]``
+entries override it. A model with no price has ``cost_usd=None`` (unknown, not free).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from fnmatch import fnmatchcase
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from beamclaw_core.messages import Usage
+from beamclaw_core.providers.context_windows import family_key
+
+
+class ModelPrice(BaseModel):
+    """USD per million tokens. ``cached_input`` defaults to ``input`` when unset."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cached_input: float | None = Field(default=None, ge=0)
+
+    def cost(self, usage: Usage) -> float:
+        """The cost of ``usage`` in USD (cached prompt tokens at the cached rate)."""
+        cached = min(usage.cached_tokens, usage.prompt_tokens)
+        fresh = usage.prompt_tokens - cached
+        cached_rate = self.cached_input if self.cached_input is not None else self.input
+        total = fresh * self.input + cached * cached_rate + usage.completion_tokens * self.output
+        return round(total / 1_000_000, 10)
+
+
+BUILTIN_PRICES: dict[str, ModelPrice] = {
+    "gpt-4o-mini*": ModelPrice(input=0.15, output=0.60, cached_input=0.075),
+    "gpt-4o*": ModelPrice(input=2.50, output=10.00, cached_input=1.25),
+    "gpt-4.1-mini*": ModelPrice(input=0.40, output=1.60, cached_input=0.10),
+    "gpt-4.1*": ModelPrice(input=2.00, output=8.00, cached_input=0.50),
+    "claude-opus-4-5*": ModelPrice(input=5.00, output=25.00, cached_input=0.50),
+    "claude-opus-4*": ModelPrice(input=15.00, output=75.00, cached_input=1.50),
+    "claude-sonnet-4*": ModelPrice(input=3.00, output=15.00, cached_input=0.30),
+    "claude-haiku-4*": ModelPrice(input=1.00, output=5.00, cached_input=0.10),
+    "claude-3-5-haiku*": ModelPrice(input=0.80, output=4.00, cached_input=0.08),
+}
+
+
+class PriceTable:
+    """Model → price lookup; later entries (configuration) override earlier ones."""
+
+    def __init__(self, *tables: Mapping[str, ModelPrice]) -> None:
+        merged: dict[str, ModelPrice] = {}
+        for table in tables:
+            merged.update({k.lower(): v for k, v in table.items()})
+        self._prices = merged
+
+    @classmethod
+    def default(cls, overrides: Mapping[str, ModelPrice] | None = None) -> PriceTable:
+        """The built-in prices with ``overrides`` on top."""
+        return cls(BUILTIN_PRICES, overrides or {})
+
+    def price_for(self, model: str) -> ModelPrice | None:
+        """The price of ``model``: exact name (with or without vendor), else longest pattern."""
+        full = model.lower()
+        key = family_key(model)
+        for name in (full, key):
+            if name in self._prices:
+                return self._prices[name]
+        best: tuple[int, ModelPrice] | None = None
+        for pattern, price in self._prices.items():
+            matches = fnmatchcase(key, pattern) or fnmatchcase(full, pattern)
+            if matches and (best is None or len(pattern) > best[0]):
+                best = (len(pattern), price)
+        return best[1] if best else None
+
+    def cost(self, model: str, usage: Usage) -> float | None:
+        """USD for ``usage`` on ``model``, or None when the model has no price."""
+        price = self.price_for(model)
+        return None if price is None else price.cost(usage)
+
+    def apply(self, model: str, usage: Usage) -> Usage:
+        """``usage`` with ``cost_usd`` filled in (kept when already reported and unpriced)."""
+        cost = self.cost(model, usage)
+        if cost is None:
+            return usage
+        return usage.model_copy(update={"cost_usd": cost})

@@ -1,0 +1,65 @@
+"""Token estimation for when a provider reports no usage.
+
+A deliberate heuristic (no tokenizer download): about four characters per token for text,
+plus a fixed overhead per message and per tool definition, and a flat cost per image.
+It over-estimates slightly on English prose, which is the safe side for context-window
+checks. Estimated :class:`~beamclaw_core.messages.Usage` has ``estimated=True``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+
+from beamclaw_core.messages import Message, Usage
+from beamclaw_tools import ToolDef
+
+CHARS_PER_TOKEN = 4.0
+MESSAGE_OVERHEAD_TOKENS = 4
+TOOL_OVERHEAD_TOKENS = 8
+IMAGE_TOKENS = 1_000
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens in ``text`` (0 for the empty string, at least 1 otherwise)."""
+    if not text:
+        return 0
+    return max(1, math.ceil(len(text) / CHARS_PER_TOKEN))
+
+
+def estimate_message_tokens(message: Message) -> int:
+    """Tokens one message costs in a prompt, tool calls and images included."""
+    total = MESSAGE_OVERHEAD_TOKENS + estimate_tokens(message.text)
+    total += IMAGE_TOKENS * len(message.images)
+    for call in message.tool_calls:
+        total += estimate_tokens(call.name) + estimate_tokens(
+            call.raw_args if call.raw_args is not None else json.dumps(call.args)
+        )
+    if message.reasoning:
+        total += estimate_tokens(message.reasoning)
+    return total
+
+
+def estimate_prompt_tokens(messages: Sequence[Message], tools: Sequence[ToolDef] = ()) -> int:
+    """Tokens of a whole request: every message plus every tool definition."""
+    total = sum(estimate_message_tokens(m) for m in messages)
+    for tool in tools:
+        total += TOOL_OVERHEAD_TOKENS + estimate_tokens(
+            tool.name + tool.description + json.dumps(tool.parameters)
+        )
+    return total
+
+
+def estimate_usage(
+    messages: Sequence[Message], reply: Message, tools: Sequence[ToolDef] = ()
+) -> Usage:
+    """An estimated :class:`Usage` for ``reply`` answering ``messages``."""
+    prompt = estimate_prompt_tokens(messages, tools)
+    completion = estimate_message_tokens(reply) - MESSAGE_OVERHEAD_TOKENS
+    return Usage(
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        total_tokens=prompt + completion,
+        estimated=True,
+    )
