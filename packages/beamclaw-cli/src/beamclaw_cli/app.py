@@ -60,15 +60,17 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 1
     except typer.Exit as exc:
         return exc.exit_code
-    except (typer.BadParameter, typer.Abort) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    except typer.Abort:
+        print("aborted", file=sys.stderr)
+        return 1
+    except typer.TyperException as exc:  # click-style usage errors: bad command, option, value
+        show = getattr(exc, "show", None)
+        if callable(show):
+            show()
+        else:
+            print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
     except Exception as exc:  # noqa: BLE001 - the CLI's last line of defence
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            return exc.exit_code
         if cli_state.debug:
             import traceback
 

@@ -1,0 +1,95 @@
+"""The shared database: URL resolution, SQLite WAL, migrations on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+from beamclaw_memory import (
+    Database,
+    DatabaseUnavailableError,
+    expected_heads,
+    masked,
+    normalise_url,
+    resolve_database_url,
+)
+from sqlalchemy import inspect, text
+
+
+def test_url_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert resolve_database_url(None, tmp_path) == f"sqlite+aiosqlite:///{tmp_path}/beamclaw.db"
+    assert resolve_database_url("postgresql://u:p@h/db", tmp_path) == "postgresql+asyncpg://u:p@h/db"
+    monkeypatch.setenv("BEAMCLAW_DATABASE_URL", "postgres://x@y/z")
+    assert resolve_database_url("sqlite:///ignored.db", tmp_path) == "postgresql+asyncpg://x@y/z"
+
+
+def test_masked_hides_password() -> None:
+    assert "secretpw" not in masked("postgresql+asyncpg://user:secretpw@host:5432/db")
+    assert normalise_url("sqlite:///a.db") == "sqlite+aiosqlite:///a.db"
+
+
+async def _tables(db: Database) -> set[str]:
+    async with db.engine.connect() as conn:
+        return set(await conn.run_sync(lambda c: inspect(c).get_table_names()))
+
+
+async def test_sqlite_is_wal_and_migrates_idempotently(tmp_path: Path) -> None:
+    db = Database(f"sqlite:///{tmp_path}/sub/dir/beamclaw.db")
+    try:
+        await db.check()
+        heads = await db.migrate()
+        assert set(heads) == expected_heads()
+        assert "memory_0001" in heads
+        assert await db.migrate() == heads  # second run is a no-op
+        tables = await _tables(db)
+        assert {"memory_entries", "embedding_cache", "alembic_version"} <= tables
+        async with db.engine.connect() as conn:
+            mode = (await conn.execute(text("PRAGMA journal_mode"))).scalar_one()
+            fks = (await conn.execute(text("PRAGMA foreign_keys"))).scalar_one()
+        assert mode == "wal"
+        assert fks == 1
+        assert await db.current_heads() == set(heads)
+    finally:
+        await db.dispose()
+
+
+@pytest.mark.postgres
+async def test_postgres_migrates_every_branch(postgres_url: str) -> None:
+    db = Database(postgres_url)
+    try:
+        await db.check()
+        heads = await db.migrate()
+        assert set(heads) == expected_heads()
+        assert await db.migrate() == heads
+        assert {"memory_entries", "embedding_cache"} <= await _tables(db)
+    finally:
+        await db.dispose()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_unreachable_postgres_is_one_clear_error() -> None:
+    db = Database(f"postgresql://nobody:pw-should-not-show@127.0.0.1:{_free_port()}/x")
+    try:
+        with pytest.raises(DatabaseUnavailableError) as err:
+            await db.check()
+        assert "127.0.0.1" in str(err.value)
+        assert "pw-should-not-show" not in str(err.value)
+    finally:
+        await db.dispose()
+
+
+async def test_unopenable_sqlite_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    db = Database(f"sqlite:///{blocker}")  # a directory cannot be opened as a database
+    try:
+        with pytest.raises(DatabaseUnavailableError, match="unavailable"):
+            await db.check()
+    finally:
+        await db.dispose()

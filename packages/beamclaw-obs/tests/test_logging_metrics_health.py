@@ -1,0 +1,86 @@
+"""Log backend (JSON lines, scrubbed), metrics backend (Prometheus text), health registry."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from beamclaw_obs import (
+    ComponentHealth,
+    Emitter,
+    EventType,
+    HealthRegistry,
+    HealthState,
+    LogBackend,
+    MetricsBackend,
+    configure_logging,
+    ensure_home,
+)
+from beamclaw_obs.errors import HomeNotWritableError
+from loguru import logger
+
+
+def test_json_log_lines_are_written_and_scrubbed(tmp_path: Path) -> None:
+    path = configure_logging(tmp_path / "logs", stderr_level="ERROR")
+    assert path is not None
+    em = Emitter()
+    em.add_backend(LogBackend())
+    em.emit(EventType.TOOL_CALL_START, tool_name="bash", args={"cmd": "echo sk-abcdefghijklmnop1234"})
+    em.flush()
+    em.close()
+    logger.info("plain line with password=swordfish99")
+    logger.remove()
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    text = path.read_text()
+    assert "sk-abcdefghijklmnop1234" not in text
+    assert "swordfish99" not in text
+    events = [r for r in lines if r["record"]["extra"].get("event") == "tool_call_start"]
+    assert events and events[0]["record"]["extra"]["tool_name"] == "bash"
+
+
+def test_metrics_backend_renders_prometheus_text() -> None:
+    em = Emitter()
+    metrics = MetricsBackend(stats=em.stats)
+    em.add_backend(metrics)
+    em.emit(EventType.LLM_RESPONSE, model="m1", success=True, duration_ms=120,
+            prompt_tokens=10, completion_tokens=5)
+    em.emit(EventType.TOOL_CALL_RESULT, tool_name="bash", success=False, duration_ms=3)
+    em.emit(EventType.TURN_COMPLETE, total_duration_ms=400)
+    em.flush()
+    text = metrics.render().decode()
+    em.close()
+    assert 'beamclaw_events_total{type="llm_response"} 1.0' in text
+    assert 'beamclaw_llm_responses_total{model="m1",success="True"} 1.0' in text
+    assert 'beamclaw_tool_calls_total{success="False",tool="bash"} 1.0' in text
+    assert 'beamclaw_llm_tokens_total{kind="prompt_tokens",model="m1"} 10.0' in text
+    assert "beamclaw_turn_duration_seconds_count 1.0" in text
+    assert 'beamclaw_obs_dropped_events_total{backend="metrics"} 0.0' in text
+
+
+def test_health_registry_readiness_and_broken_probe() -> None:
+    reg = HealthRegistry()
+    state = {"db": ComponentHealth(HealthState.STARTING)}
+    reg.register("database", lambda: state["db"], critical=True)
+    reg.register("optional", lambda: ComponentHealth(HealthState.DOWN, "off"))
+
+    def broken() -> ComponentHealth:
+        raise RuntimeError("probe bug")
+
+    reg.register("broken", broken)
+    assert not reg.ready()
+    state["db"] = ComponentHealth(HealthState.UP)
+    assert reg.ready()
+    snap = reg.snapshot()
+    assert snap["broken"].state is HealthState.DOWN and "probe bug" in snap["broken"].detail
+    assert reg.overall() is HealthState.DEGRADED
+
+
+def test_unwritable_home_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    try:
+        ensure_home(blocker / "home")
+    except HomeNotWritableError as err:
+        assert str(blocker / "home") in str(err)
+    else:
+        raise AssertionError("expected HomeNotWritableError")
