@@ -1,0 +1,1 @@
+"""BeamClaw benchmark harness (``make bench``). See bench/__main__.py."""

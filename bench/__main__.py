@@ -1,0 +1,70 @@
+"""Run every benchmark module and print its results.
+
+Each ``bench/<area>.py`` exposes ``run()`` (sync or async) returning a flat-ish dict of
+measurements. Benchmarks report ratios against a baseline measured in the same run,
+medians over several rounds, and peak memory; they never assert (tests do that).
+
+Usage: ``python -m bench [AREA ...]`` — results also go to ``bench/results/latest.json``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import json
+import pkgutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).parent
+
+
+def discover() -> list[str]:
+    return sorted(
+        m.name for m in pkgutil.iter_modules([str(HERE)])
+        if not m.name.startswith("_") and m.name != "common"
+    )
+
+
+def run_area(name: str) -> dict[str, Any]:
+    module = importlib.import_module(f"bench.{name}")
+    fn = module.run
+    started = time.perf_counter()
+    result = asyncio.run(fn()) if inspect.iscoroutinefunction(fn) else fn()
+    result = dict(result)
+    result["_wall_seconds"] = round(time.perf_counter() - started, 2)
+    return result
+
+
+def _print(name: str, result: dict[str, Any]) -> None:
+    print(f"\n== {name} ==")
+    for key, value in result.items():
+        if isinstance(value, float):
+            value = f"{value:.4g}"
+        print(f"  {key:<48} {value}")
+
+
+def main(argv: list[str]) -> int:
+    areas = argv or discover()
+    results: dict[str, Any] = {}
+    failed = False
+    for area in areas:
+        try:
+            results[area] = run_area(area)
+            _print(area, results[area])
+        except Exception as exc:  # noqa: BLE001 - report every area, fail at the end
+            failed = True
+            results[area] = {"error": f"{type(exc).__name__}: {exc}"}
+            print(f"\n== {area} == FAILED: {exc}", file=sys.stderr)
+    out = HERE / "results"
+    out.mkdir(exist_ok=True)
+    (out / "latest.json").write_text(json.dumps(results, indent=2, default=str))
+    print(f"\nresults written to {out / 'latest.json'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,52 @@
+"""Shared measurement helpers for benchmarks: medians, percentiles, peak memory."""
+
+from __future__ import annotations
+
+import resource
+import statistics
+import time
+import tracemalloc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def percentile(values: list[float], pct: float) -> float:
+    """Nearest-rank percentile (pct in 0..100)."""
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    k = max(0, min(len(ordered) - 1, round(pct / 100 * (len(ordered) - 1))))
+    return ordered[k]
+
+
+def rounds(fn: Callable[[], float], n: int = 5) -> list[float]:
+    return [fn() for _ in range(n)]
+
+
+@contextmanager
+def timer() -> Iterator[Callable[[], float]]:
+    start = time.perf_counter()
+    end: list[float] = []
+    yield lambda: (end[0] if end else time.perf_counter()) - start
+    end.append(time.perf_counter())
+
+
+@contextmanager
+def traced_peak() -> Iterator[Callable[[], int]]:
+    """Peak Python-allocated bytes inside the block (tracemalloc)."""
+    tracemalloc.start()
+    peak: list[int] = []
+    try:
+        yield lambda: peak[0] if peak else tracemalloc.get_traced_memory()[1]
+    finally:
+        peak.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+
+
+def max_rss_mb() -> float:
+    """The process's peak resident set size so far, in MiB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
