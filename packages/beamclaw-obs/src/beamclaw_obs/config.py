@@ -21,7 +21,7 @@ from types import UnionType
 from typing import Any, ClassVar, Generic, TypeVar, Union, get_args, get_origin
 
 from loguru import logger
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
@@ -38,7 +38,7 @@ _file_data: ContextVar[dict[str, Any]] = ContextVar("beamclaw_config_file_data",
 class Section(BaseModel):
     """Base for a configuration section: unknown keys are tolerated (and warned about)."""
 
-    model_config = {"extra": "ignore", "validate_default": True}
+    model_config = ConfigDict(extra="ignore", validate_default=True, use_attribute_docstrings=True)
 
 
 class _FileSource(PydanticBaseSettingsSource):

@@ -1,0 +1,108 @@
+"""Generate the key reference in docs/configuration.md from the configuration models.
+
+Every key of every section, with its type, default and environment override, comes from
+the pydantic models themselves (descriptions are the attribute docstrings), so the docs
+cannot drift: ``tests/test_docs.py`` fails when the generated block is stale.
+Usage: python scripts/gen_config_docs.py [--check]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from types import UnionType
+from typing import Any, Union, get_args, get_origin
+
+from beamclaw_gateway import BeamclawConfig
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "configuration.md"
+BEGIN = "<!-- BEGIN GENERATED KEYS -->"
+END = "<!-- END GENERATED KEYS -->"
+
+
+def _type_name(annotation: Any) -> str:
+    origin = get_origin(annotation)
+    if origin in (Union, UnionType):
+        return " | ".join(_type_name(a) for a in get_args(annotation))
+    if origin is not None:
+        args = ", ".join(_type_name(a) for a in get_args(annotation))
+        name = getattr(origin, "__name__", str(origin))
+        return f"{name}[{args}]"
+    if annotation is type(None):
+        return "none"
+    if isinstance(annotation, type):
+        if annotation.__name__ == "Secret":
+            return "secret"
+        return annotation.__name__
+    return str(annotation).replace("typing.", "")
+
+
+def _submodel(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return None if annotation.__name__ == "Secret" else annotation
+    return None
+
+
+def _default(field: Any) -> str:
+    if field.default is not PydanticUndefined:
+        value = field.default
+    elif field.default_factory is not None:
+        value = field.default_factory()
+    else:
+        return "(required)"
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json")
+    elif isinstance(value, dict):
+        value = {k: (v.model_dump(mode="json") if isinstance(v, BaseModel) else v)
+                 for k, v in value.items()}  # type: ignore[union-attr]
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def rows(model: type[BaseModel], prefix: str = "") -> list[str]:
+    out: list[str] = []
+    for name, field in model.model_fields.items():
+        key = f"{prefix}{name}"
+        sub = _submodel(field.annotation)
+        if sub is not None:
+            out += rows(sub, f"{key}.")
+            continue
+        env = "BEAMCLAW_" + key.upper().replace(".", "__")
+        desc = (field.description or "").replace("\n", " ").replace("|", "\\|")
+        type_name = _type_name(field.annotation).replace("|", "\\|")
+        out.append(f"| `{key}` | {type_name} | `{_default(field)}` | `{env}` | {desc} |")
+        origin, args = get_origin(field.annotation), get_args(field.annotation)
+        if origin is dict and len(args) == 2 and _submodel(args[1]) is not None:
+            out += rows(args[1], f"{key}.<name>.")
+        elif origin is list and args and _submodel(args[0]) is not None:
+            out += rows(args[0], f"{key}[].")
+    return out
+
+
+def generate() -> str:
+    lines = [BEGIN, "", "| key | type | default | environment override | meaning |",
+             "|---|---|---|---|---|"]
+    lines += rows(BeamclawConfig)
+    lines += ["", END]
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    text = DOC.read_text()
+    start, end = text.index(BEGIN), text.index(END) + len(END)
+    updated = text[:start] + generate() + text[end:]
+    if "--check" in argv:
+        if updated != text:
+            print("docs/configuration.md is stale: run python scripts/gen_config_docs.py")
+            return 1
+        return 0
+    DOC.write_text(updated)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
