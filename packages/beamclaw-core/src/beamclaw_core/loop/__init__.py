@@ -1,0 +1,66 @@
+"""The agentic loop: a pure machine (states, events, effects, ``transition``) and its
+async executor."""
+
+from beamclaw_core.loop.context import (
+    SPAWN_AGENTS_TOOL,
+    SUBMIT_RESULT_TOOL,
+    LoopContext,
+    LoopLimits,
+    ToolPolicy,
+)
+from beamclaw_core.loop.errors import IllegalTransition, LoopError
+from beamclaw_core.loop.machine import TABLE, table_rows, transition
+from beamclaw_core.loop.states import State, is_busy, state_from_json, state_to_json
+from beamclaw_core.loop.steps import Transition
+from beamclaw_core.loop.turn_events import (
+    Accepted,
+    ApprovalRequested,
+    ApprovalResolved,
+    Cancelled,
+    Compacted,
+    Dropped,
+    LimitReached,
+    Notice,
+    Queued,
+    Retrying,
+    TextChunk,
+    ToolFinished,
+    ToolStarted,
+    TurnDone,
+    TurnError,
+    TurnEvent,
+)
+
+__all__ = [
+    "SPAWN_AGENTS_TOOL",
+    "SUBMIT_RESULT_TOOL",
+    "TABLE",
+    "Accepted",
+    "ApprovalRequested",
+    "ApprovalResolved",
+    "Cancelled",
+    "Compacted",
+    "Dropped",
+    "IllegalTransition",
+    "LimitReached",
+    "LoopContext",
+    "LoopError",
+    "LoopLimits",
+    "Notice",
+    "Queued",
+    "Retrying",
+    "State",
+    "TextChunk",
+    "ToolFinished",
+    "ToolPolicy",
+    "ToolStarted",
+    "Transition",
+    "TurnDone",
+    "TurnError",
+    "TurnEvent",
+    "is_busy",
+    "state_from_json",
+    "state_to_json",
+    "table_rows",
+    "transition",
+]

@@ -1,0 +1,59 @@
+"""The fixed facts a transition may consult (Bedrock ``ConvContext``).
+
+A :class:`LoopContext` is built by the executor once per turn from configuration and
+the session (autonomy, allowlist, tool policies). It holds no clock and no I/O handle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from beamclaw_tools import Autonomy, ToolDef
+
+SPAWN_AGENTS_TOOL = "spawn_agents"
+"""Tool a top-level conversation uses to start child conversations (REQ-BED-008)."""
+SUBMIT_RESULT_TOOL = "submit_result"
+"""Tool only child conversations have: hands the result back to the parent (REQ-BED-009)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolPolicy:
+    """What the loop enforces for one tool (from its :class:`ToolDef`)."""
+
+    requires_approval: bool = False
+    min_autonomy: Autonomy = Autonomy.READ_ONLY
+
+    @classmethod
+    def of(cls, definition: ToolDef) -> ToolPolicy:
+        return cls(definition.requires_approval, definition.min_autonomy)
+
+
+@dataclass(frozen=True, slots=True)
+class LoopLimits:
+    """Bounds of one turn (DESIGN.md §3 invariant 5) and retry/approval timing."""
+
+    max_tool_iterations: int = 10
+    max_attempts: int = 3
+    retry_base_delay: float = 1.0
+    retry_max_delay: float = 30.0
+    retry_after_cap: float = 120.0
+    """A server's Retry-After is honoured up to this many seconds."""
+    max_tokens_per_turn: int | None = None
+    approval_timeout: float = 300.0
+    compaction_threshold_pct: int = 80
+    max_subagents: int = 5
+    turn_timeout_seconds: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LoopContext:
+    """Per-turn constants of one conversation."""
+
+    conversation_id: str
+    agent_id: str = "default"
+    autonomy: Autonomy = Autonomy.SUPERVISED
+    is_sub_agent: bool = False
+    tool_policies: Mapping[str, ToolPolicy] = field(default_factory=dict)
+    allowlist: frozenset[str] = frozenset()
+    limits: LoopLimits = field(default_factory=LoopLimits)

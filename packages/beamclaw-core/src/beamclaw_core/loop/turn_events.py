@@ -1,0 +1,174 @@
+"""Events a client sees about a session and its turns (the public streaming contract).
+
+Channels (TUI, Telegram, WebSocket, SSE) render these; ``to_dict`` gives their JSON wire
+form with a ``type`` field. Every event names its session and, when it belongs to one,
+its turn. A turn's stream always ends with exactly one *terminal* event: ``TurnDone``,
+``TurnError``, ``Cancelled`` or ``Dropped``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from beamclaw_core.messages import Usage
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEvent:
+    """Base of every client-facing event."""
+
+    type: ClassVar[str] = "event"
+    terminal: ClassVar[bool] = False
+
+    session_id: str
+    turn_id: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: ``{"type": ..., "session_id": ..., "turn_id": ..., ...}``."""
+        data: dict[str, Any] = {"type": self.type}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            data[f.name] = value.model_dump(mode="json") if isinstance(value, Usage) else value
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted(TurnEvent):
+    """The message was accepted and its turn starts now."""
+
+    type: ClassVar[str] = "accepted"
+
+
+@dataclass(frozen=True, slots=True)
+class Queued(TurnEvent):
+    """The message waits behind a running turn; ``position`` 1 = next."""
+
+    type: ClassVar[str] = "queued"
+    position: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class TextChunk(TurnEvent):
+    """Answer text as it streams (progressive drafts, about ``stream_chunk_size`` chars)."""
+
+    type: ClassVar[str] = "text"
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStarted(TurnEvent):
+    type: ClassVar[str] = "tool_started"
+    call_id: str = ""
+    tool: str = ""
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFinished(TurnEvent):
+    type: ClassVar[str] = "tool_finished"
+    call_id: str = ""
+    tool: str = ""
+    is_error: bool = False
+    preview: str = ""
+    """The first few hundred characters of the (scrubbed) result."""
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequested(TurnEvent):
+    """Answer with ``answer_approval(...)`` or ``/yes``, ``/no``, ``/always``."""
+
+    type: ClassVar[str] = "approval_requested"
+    request_id: str = ""
+    tool: str = ""
+    args: dict[str, Any] = field(default_factory=dict)
+    timeout_seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalResolved(TurnEvent):
+    type: ClassVar[str] = "approval_resolved"
+    request_id: str = ""
+    tool: str = ""
+    decision: str = ""
+    """``yes``, ``no``, ``always``, ``timeout`` or ``policy`` (denied by autonomy level)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Retrying(TurnEvent):
+    """The LLM call failed with a retryable error; attempt ``attempt`` follows in ``delay``."""
+
+    type: ClassVar[str] = "retrying"
+    attempt: int = 2
+    delay: float = 0.0
+    error_kind: str = ""
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Compacted(TurnEvent):
+    """The LLM's view of the history was compacted (raw messages stay stored)."""
+
+    type: ClassVar[str] = "compacted"
+    before_tokens: int = 0
+    after_tokens: int = 0
+    summarized_messages: int = 0
+    fallback: bool = False
+    """True when the summary LLM failed and older messages were trimmed instead."""
+
+
+@dataclass(frozen=True, slots=True)
+class LimitReached(TurnEvent):
+    """A bound ended the turn; ``limit`` names it, ``message`` is what the user is told."""
+
+    type: ClassVar[str] = "limit_reached"
+    limit: str = ""
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Notice(TurnEvent):
+    """Text for the user that is not an answer: command replies, queue drops, resets."""
+
+    type: ClassVar[str] = "notice"
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnDone(TurnEvent):
+    """The turn finished; ``text`` is the whole answer (every step of the turn)."""
+
+    type: ClassVar[str] = "done"
+    terminal: ClassVar[bool] = True
+    text: str = ""
+    usage: Usage = field(default_factory=Usage)
+    model: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnError(TurnEvent):
+    """The turn failed; the session is in ``Error`` until the next message."""
+
+    type: ClassVar[str] = "error"
+    terminal: ClassVar[bool] = True
+    kind: str = "unknown"
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Cancelled(TurnEvent):
+    """The turn was cancelled (``/stop``, interrupt mode, ``cancel()``)."""
+
+    type: ClassVar[str] = "cancelled"
+    terminal: ClassVar[bool] = True
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Dropped(TurnEvent):
+    """The queued message never ran (queue cap overflow, ``/stop``, reset)."""
+
+    type: ClassVar[str] = "dropped"
+    terminal: ClassVar[bool] = True
+    reason: str = ""
