@@ -34,3 +34,41 @@ class PathOutsideRootsError(BeamclawToolsError):
         self.path = path
         self.reason = reason
         super().__init__(f"path {path!r} refused: {reason}")
+
+
+class UnsafeAddressError(BeamclawToolsError):
+    """An outbound request targets an address the SSRF guard refuses."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        self.url = url
+        self.reason = reason
+        super().__init__(f"refused to fetch {url}: {reason}")
+
+
+class InvalidAgentIdError(BeamclawToolsError):
+    """An agent id that cannot safely name a directory."""
+
+    def __init__(self, agent_id: str) -> None:
+        self.agent_id = agent_id
+        super().__init__(
+            f"agent id {agent_id!r} is not allowed (letters, digits, '.', '_', '-'; "
+            "must start with a letter or digit; at most 64 characters)"
+        )
+
+
+class PatchError(BeamclawToolsError):
+    """A unified diff that cannot be applied; nothing was written."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}" if path else reason)
+
+
+class FetchError(BeamclawToolsError):
+    """An outbound request failed (DNS, connection, protocol, too many redirects)."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        self.url = url
+        self.reason = reason
+        super().__init__(f"request to {url} failed: {reason}")

@@ -63,13 +63,13 @@ class ToolDef(_Frozen):
 
     name: str
     description: str
-    parameters: dict[str, Any] = Field(
-        default_factory=lambda: {"type": "object", "properties": {}}
-    )
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     source: str = "builtin"
     requires_approval: bool = False
     min_autonomy: Autonomy = Autonomy.READ_ONLY
     timeout_seconds: float = 60.0
+    max_output_chars: int | None = None
+    """Cap on the result text; ``None`` = the registry's default."""
 
 
 class ToolCall(_Frozen):
@@ -81,7 +81,7 @@ class ToolCall(_Frozen):
 
     id: str
     name: str
-    args: dict[str, Any] = Field(default_factory=lambda: {})
+    args: dict[str, Any] = Field(default_factory=dict)
     raw_args: str | None = None
     source: str | None = None
 
