@@ -1,0 +1,83 @@
+"""SQLAlchemy table definitions of the core branch (DESIGN.md §4).
+
+The Alembic revisions in ``beamclaw_core/migrations/versions`` create exactly these
+tables; a test compares the two. Timestamps are epoch seconds (float).
+
+* ``conversations`` — one row per session (or sub-agent child): identity, the loop
+  state (``state`` kind + ``state_data`` JSON), activity timestamps.
+* ``messages`` — append-only; one INSERT per message, ``seq`` increasing per
+  conversation. ``kind`` is ``message`` (a :class:`Message` in ``content``), ``summary``
+  (a compaction view marker) or ``reset`` (the view starts after it).
+* ``pending_runs`` — messages queued behind a running turn, so they survive a restart.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+conversations = sa.Table(
+    "conversations",
+    metadata,
+    sa.Column("id", sa.String(128), primary_key=True),
+    sa.Column("agent_id", sa.String(128), nullable=False),
+    sa.Column("user_id", sa.String(256), nullable=False),
+    sa.Column("channel", sa.String(128), nullable=True),
+    sa.Column(
+        "parent_id",
+        sa.String(128),
+        sa.ForeignKey("conversations.id", ondelete="CASCADE"),
+        nullable=True,
+    ),
+    sa.Column("state", sa.String(32), nullable=False),
+    sa.Column("state_data", sa.JSON, nullable=False),
+    sa.Column("last_activity_at", sa.Float, nullable=False),
+    sa.Column("state_updated_at", sa.Float, nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("updated_at", sa.Float, nullable=False),
+)
+
+messages = sa.Table(
+    "messages",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column(
+        "conversation_id",
+        sa.String(128),
+        sa.ForeignKey("conversations.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("role", sa.String(16), nullable=True),
+    sa.Column("content", sa.JSON, nullable=False),
+    sa.Column("usage", sa.JSON, nullable=True),
+    sa.Column("cost_usd", sa.Float, nullable=True),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.UniqueConstraint("conversation_id", "seq", name="uq_messages_conversation_seq"),
+)
+
+pending_runs = sa.Table(
+    "pending_runs",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column(
+        "conversation_id",
+        sa.String(128),
+        sa.ForeignKey("conversations.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("payload", sa.JSON, nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+)
+
+INDEXES = (
+    sa.Index("ix_conversations_state", conversations.c.state),
+    sa.Index("ix_conversations_agent", conversations.c.agent_id),
+    sa.Index("ix_messages_created", messages.c.created_at),
+    sa.Index(
+        "ix_pending_runs_conversation", pending_runs.c.conversation_id, pending_runs.c.position
+    ),
+)

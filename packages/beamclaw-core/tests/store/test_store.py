@@ -1,0 +1,102 @@
+"""The conversation store on a real (migrated) SQLite database."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from beamclaw_core.loop.states import AwaitingLlm, Idle, Turn
+from beamclaw_core.messages import Message, Usage
+from beamclaw_core.store import RESET, SUMMARY, ConversationStore, derive_session_id
+from beamclaw_core.store.tables import metadata
+from beamclaw_memory import Database
+from beamclaw_tools import ToolCall
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[ConversationStore]:
+    db = Database(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    await db.migrate()
+    yield ConversationStore(db)
+    await db.dispose()
+
+
+async def test_migration_matches_table_definitions(store: ConversationStore) -> None:
+    async with store.db.engine.connect() as conn:
+
+        def columns(sync_conn: sa.Connection) -> dict[str, set[str]]:
+            inspector = sa.inspect(sync_conn)
+            return {t: {c["name"] for c in inspector.get_columns(t)} for t in metadata.tables}
+
+        found = await conn.run_sync(columns)
+    for name, table in metadata.tables.items():
+        assert found[name] == {c.name for c in table.columns}
+
+
+async def test_commit_appends_and_restores_state(store: ConversationStore) -> None:
+    await store.ensure("c", agent_id="a", user_id="u", channel="tui", now=1.0)
+    state = AwaitingLlm(turn=Turn(turn_id="t", started_at=1.0))
+    seqs = await store.commit("c", state, [Message.user("hi"), Message.assistant("yo")], now=2.0)
+    assert seqs == [1, 2]
+    seqs = await store.commit(
+        "c", Idle(), [Message.assistant("more", usage=Usage(total_tokens=3, cost_usd=0.5))], now=3.0
+    )
+    assert seqs == [3]
+    record = await store.get("c")
+    assert record is not None and record.state == Idle()
+    rows = await store.messages("c")
+    assert [r.message.text for r in rows if r.message] == ["hi", "yo", "more"]
+    assert await store.cost_since("a", 0.0) == 0.5
+    assert await store.busy() == []
+
+
+async def test_view_follows_summary_and_reset_markers(store: ConversationStore) -> None:
+    await store.ensure("c", agent_id="a", user_id="u", channel=None, now=1.0)
+    call = ToolCall(id="x", name="t")
+    await store.commit(
+        "c",
+        Idle(),
+        [
+            Message.user("1"),
+            Message.assistant("", tool_calls=(call,)),
+            Message.tool("x", "t", "r"),
+            Message.user("2"),
+        ],
+        now=1.0,
+    )
+    await store.append_marker("c", SUMMARY, {"summary": "S", "first_kept_seq": 4}, now=2.0)
+    view = await store.view("c")
+    assert view.summary == "S"
+    assert [m.text for m in view.messages] == ["2"]
+    await store.append_marker("c", RESET, {}, now=3.0)
+    await store.commit("c", Idle(), [Message.user("3")], now=4.0)
+    view = await store.view("c")
+    assert view.summary is None and [m.text for m in view.messages] == ["3"]
+    assert len(await store.messages("c")) == 7  # raw history keeps everything
+
+
+async def test_pending_runs_expire_and_delete(store: ConversationStore) -> None:
+    await store.ensure("c", agent_id="a", user_id="u", channel=None, now=1.0)
+    await store.ensure("child", agent_id="a", user_id="u", channel=None, now=1.0, parent_id="c")
+    assert await store.enqueue("c", "r1", {"text": "a"}, now=1.0) == 1
+    assert await store.enqueue("c", "r2", {"text": "b"}, now=1.0) == 2
+    await store.commit("c", Idle(), [Message.user("a")], now=1.5, consumed_run="r1")
+    assert [r.id for r in await store.pending("c")] == ["r2"]
+    assert [c.id for c in await store.list()] == ["c"]
+    assert await store.expire(before=100.0) == ["c"]
+    assert await store.get("child") is None
+    assert await store.pending() == []
+
+
+def test_session_ids_follow_the_seed() -> None:
+    import hashlib
+
+    expected = "session-" + hashlib.sha256(b"tg:1:default").hexdigest()[:32]
+    assert derive_session_id("tg:1", "default", "telegram") == expected
+    assert derive_session_id("tg:1", "default", "telegram", "per_channel") != expected
+    assert derive_session_id("tg:1", "default", "tui", "per_channel") != derive_session_id(
+        "tg:1", "default", "telegram", "per_channel"
+    )
