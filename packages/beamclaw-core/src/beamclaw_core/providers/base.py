@@ -66,6 +66,21 @@ class ProviderError(BeamclawCoreError):
         super().__init__(f"{prefix}{kind.value}: {message}")
 
 
+class ProviderConfigError(ProviderError):
+    """A provider's configuration cannot work (missing model, bad base URL, unknown kind).
+
+    Always ``kind=INVALID_REQUEST`` (never retried); ``key`` names the offending setting.
+    """
+
+    def __init__(self, provider: str, key: str, message: str) -> None:
+        self.key = key
+        super().__init__(
+            ErrorKind.INVALID_REQUEST,
+            f"[core.providers.{provider}] {key}: {message}",
+            provider=provider,
+        )
+
+
 class _Chunk(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -1,5 +1,27 @@
-"""Test doubles shipped with beamclaw-core: a scripted provider and fake LLM servers."""
+"""Test doubles shipped with beamclaw-core.
 
+* :class:`ScriptedProvider` — an in-process provider following a script of rules.
+* :class:`FakeOpenAIServer`, :class:`FakeAnthropicServer` — fake LLM APIs over real HTTP on
+  127.0.0.1 (aiohttp), scripted with :class:`FakeReply` and fault steps, recording every
+  request body exactly.
+"""
+
+from beamclaw_core.testing.fake_anthropic import FakeAnthropicServer
+from beamclaw_core.testing.fake_openai import FakeOpenAIServer
+from beamclaw_core.testing.fake_server import FakeLLMServer
+from beamclaw_core.testing.fake_steps import (
+    FakeReply,
+    FakeStep,
+    FakeStepFn,
+    FakeToolCall,
+    HttpFault,
+    InvalidJSON,
+    RawBody,
+    RecordedRequest,
+    StreamError,
+    Truncate,
+)
+from beamclaw_core.testing.fake_steps import Hang as ServerHang
 from beamclaw_core.testing.scripted import (
     CallTool,
     CallTools,
@@ -17,11 +39,25 @@ __all__ = [
     "CallTool",
     "CallTools",
     "Fail",
+    "FakeAnthropicServer",
+    "FakeLLMServer",
+    "FakeOpenAIServer",
+    "FakeReply",
+    "FakeStep",
+    "FakeStepFn",
+    "FakeToolCall",
     "Hang",
+    "HttpFault",
+    "InvalidJSON",
+    "RawBody",
+    "RecordedRequest",
     "Reply",
     "Rule",
     "RuleFn",
     "ScriptStep",
     "ScriptedCall",
     "ScriptedProvider",
+    "ServerHang",
+    "StreamError",
+    "Truncate",
 ]
