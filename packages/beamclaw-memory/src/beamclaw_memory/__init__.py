@@ -1,20 +1,42 @@
 """beamclaw-memory: the shared database, migrations and the agent's searchable memory."""
 
+from beamclaw_memory.backends import IndexedMemory, InMemoryRowStore, RowStore, SqlRowStore
+from beamclaw_memory.embeddings import (
+    CachingEmbedder,
+    Embedder,
+    EmbeddingCache,
+    OpenAIEmbedder,
+)
 from beamclaw_memory.errors import (
     BeamclawMemoryError,
     DatabaseUnavailableError,
+    EmbeddingDimensionError,
+    EmbeddingError,
+    EmbeddingResponseError,
+    EmbeddingUnavailableError,
+    InvalidMemoryInputError,
     MigrationError,
     StorageError,
 )
+from beamclaw_memory.factory import create_memory_service
 from beamclaw_memory.service import (
+    IndexReport,
     MemoryCategory,
     MemoryEntry,
     MemoryService,
     SearchHit,
     SearchMode,
     SearchResult,
+    TranscriptMessage,
 )
-from beamclaw_memory.settings import MemorySettings
+from beamclaw_memory.settings import (
+    ChunkingSettings,
+    EmbeddingSettings,
+    MemorySettings,
+    MmrSettings,
+    SearchSettings,
+    TemporalDecaySettings,
+)
 from beamclaw_memory.storage import (
     DATABASE_URL_ENV,
     Database,
@@ -30,18 +52,39 @@ __version__ = "0.1.0"
 __all__ = [
     "DATABASE_URL_ENV",
     "BeamclawMemoryError",
+    "CachingEmbedder",
+    "ChunkingSettings",
     "Database",
     "DatabaseUnavailableError",
+    "Embedder",
+    "EmbeddingCache",
+    "EmbeddingDimensionError",
+    "EmbeddingError",
+    "EmbeddingResponseError",
+    "EmbeddingSettings",
+    "EmbeddingUnavailableError",
+    "InMemoryRowStore",
+    "IndexReport",
+    "IndexedMemory",
+    "InvalidMemoryInputError",
     "MemoryCategory",
     "MemoryEntry",
     "MemoryService",
     "MemorySettings",
     "MigrationError",
+    "MmrSettings",
+    "OpenAIEmbedder",
+    "RowStore",
     "SearchHit",
     "SearchMode",
     "SearchResult",
+    "SearchSettings",
+    "SqlRowStore",
     "StorageError",
+    "TemporalDecaySettings",
+    "TranscriptMessage",
     "__version__",
+    "create_memory_service",
     "expected_heads",
     "masked",
     "migration_locations",

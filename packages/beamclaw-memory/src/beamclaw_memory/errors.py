@@ -27,3 +27,53 @@ class DatabaseUnavailableError(StorageError):
 
 class MigrationError(StorageError):
     """Applying schema migrations failed."""
+
+
+class InvalidMemoryInputError(BeamclawMemoryError):
+    """A store/forget request the service refuses (bad key, oversized value).
+
+    Attributes:
+        field: which argument was wrong (``key``, ``value``, ``category``).
+        reason: a sentence the agent can act on.
+    """
+
+    def __init__(self, field: str, reason: str) -> None:
+        self.field = field
+        self.reason = reason
+        super().__init__(f"invalid {field}: {reason}")
+
+
+class EmbeddingError(BeamclawMemoryError):
+    """Embeddings could not be obtained; search degrades to keyword.
+
+    Attributes:
+        model: the embedding model asked for.
+        reason: a short, secret-free explanation (logged and put in ``degraded_reason``).
+    """
+
+    def __init__(self, model: str, reason: str) -> None:
+        self.model = model
+        self.reason = reason
+        super().__init__(f"embedding model {model}: {reason}")
+
+
+class EmbeddingUnavailableError(EmbeddingError):
+    """The endpoint failed: HTTP error status, timeout, connection error, missing key."""
+
+
+class EmbeddingResponseError(EmbeddingError):
+    """The endpoint answered with something that is not a list of vectors."""
+
+
+class EmbeddingDimensionError(EmbeddingError):
+    """Vectors of an unexpected size (e.g. after a model change).
+
+    Attributes:
+        expected: the configured or indexed dimension.
+        actual: the dimension received.
+    """
+
+    def __init__(self, model: str, expected: int, actual: int) -> None:
+        self.expected = expected
+        self.actual = actual
+        super().__init__(model, f"dimension mismatch: expected {expected}, got {actual}")

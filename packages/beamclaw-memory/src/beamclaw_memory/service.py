@@ -7,6 +7,8 @@ it degrades to keyword search and says so in ``SearchResult.degraded_reason``.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
@@ -56,12 +58,45 @@ class SearchResult(BaseModel):
     degraded_reason: str | None = None
 
 
+class TranscriptMessage(BaseModel):
+    """One message of a session transcript, as core feeds it to the indexer."""
+
+    model_config = ConfigDict(frozen=True)
+
+    session_id: str
+    seq: int
+    role: str
+    text: str
+
+
+class IndexReport(BaseModel):
+    """What one indexing pass did."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sources_seen: int = 0
+    sources_changed: int = 0
+    sources_unchanged: int = 0
+    sources_removed: int = 0
+    chunks_written: int = 0
+    chunks_removed: int = 0
+    chunks_embedded: int = 0
+    embedding_error: str | None = None
+    """Why chunks were indexed without vectors (they are embedded at a later search)."""
+    skipped: tuple[str, ...] = ()
+    """Sources not (fully) indexed, with the reason."""
+
+
 @runtime_checkable
 class MemoryService(Protocol):
     """Per-agent memory: entries plus indexed workspace files and transcripts."""
 
     async def store(
-        self, agent_id: str, key: str, value: str, category: MemoryCategory,
+        self,
+        agent_id: str,
+        key: str,
+        value: str,
+        category: MemoryCategory,
         source: str | None = None,
     ) -> MemoryEntry: ...
 
@@ -70,11 +105,38 @@ class MemoryService(Protocol):
     async def forget(self, agent_id: str, key: str) -> bool: ...
 
     async def recall(
-        self, agent_id: str, query: str, limit: int = 5,
+        self,
+        agent_id: str,
+        query: str,
+        limit: int = 5,
         category: MemoryCategory | None = None,
     ) -> list[MemoryEntry]: ...
 
     async def search(
-        self, agent_id: str, query: str, *, mode: SearchMode = SearchMode.HYBRID,
-        limit: int = 5, category: MemoryCategory | None = None,
+        self,
+        agent_id: str,
+        query: str,
+        *,
+        mode: SearchMode = SearchMode.HYBRID,
+        limit: int = 5,
+        category: MemoryCategory | None = None,
     ) -> SearchResult: ...
+
+    async def index_workspace(self, agent_id: str, workspace: Path | None = None) -> IndexReport:
+        """Index MEMORY.md, daily logs and bootstrap files; unchanged files cost nothing.
+
+        ``workspace`` defaults to ``$BEAMCLAW_HOME/agents/<agent_id>``.
+        """
+        ...
+
+    async def index_transcript(
+        self,
+        agent_id: str,
+        messages: Iterable[TranscriptMessage | tuple[str, int, str, str]],
+    ) -> IndexReport:
+        """Index ``(session_id, seq, role, text)`` messages (category ``conversation``)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release HTTP clients; the shared database is closed by its owner."""
+        ...

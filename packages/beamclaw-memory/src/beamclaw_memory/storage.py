@@ -23,7 +23,12 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
 
 from beamclaw_memory.errors import DatabaseUnavailableError, MigrationError
 
@@ -52,7 +57,7 @@ def masked(url: str) -> str:
     """The URL with its password hidden, for messages and logs."""
     try:
         return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # noqa: BLE001 - unparsable URLs are shown as "<invalid url>"
+    except Exception:
         return "<invalid url>"
 
 

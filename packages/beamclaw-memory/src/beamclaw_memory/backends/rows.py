@@ -1,0 +1,187 @@
+"""The row-store port the memory service persists through, and the in-process store.
+
+A row is one searchable unit of an agent's memory (a stored fact or a chunk of an indexed
+file or transcript). Keys starting with ``@`` belong to the indexer. Every write sets the
+row's ``changed_at`` to a value greater than any the store has handed out before, so
+``signature`` (row count, max ``changed_at``) changes on every insert, update or delete.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+import numpy as np
+
+from beamclaw_memory.service import MemoryCategory
+
+Signature = tuple[int, float]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRow:
+    """One stored unit. ``embedding`` belongs to ``embedding_model`` (both or neither)."""
+
+    key: str
+    value: str
+    category: MemoryCategory
+    content_hash: str
+    created_at: float
+    updated_at: float
+    source: str | None = None
+    embedding: np.ndarray | None = None
+    embedding_model: str | None = None
+    changed_at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class SourceState:
+    """What was indexed from one source (a workspace file): enough to skip it unchanged."""
+
+    source: str
+    content_hash: str
+    size: int
+    mtime_ns: int
+    indexed_at: float
+
+
+class RowStore(Protocol):
+    """Persistence of rows and indexed-source states, scoped by agent."""
+
+    async def upsert(self, agent_id: str, rows: Sequence[MemoryRow]) -> dict[str, float]:
+        """Insert or replace rows; returns each key's new ``changed_at``."""
+        ...
+
+    async def get(self, agent_id: str, key: str) -> MemoryRow | None: ...
+
+    async def fetch(self, agent_id: str, keys: Sequence[str]) -> list[MemoryRow]: ...
+
+    async def delete(self, agent_id: str, keys: Sequence[str]) -> int: ...
+
+    async def set_embeddings(
+        self, agent_id: str, items: Sequence[tuple[str, np.ndarray, str]]
+    ) -> dict[str, float]:
+        """Attach ``(key, vector, model)`` to existing rows; returns new ``changed_at``s."""
+        ...
+
+    async def signature(self, agent_id: str) -> Signature: ...
+
+    async def versions(self, agent_id: str) -> dict[str, float]:
+        """``key -> changed_at`` of every row of the agent."""
+        ...
+
+    async def hashes_for_source(self, agent_id: str, source: str) -> dict[str, str]:
+        """``key -> content_hash`` of the indexer-owned rows (keys starting ``@``)."""
+        ...
+
+    async def recent(
+        self, agent_id: str, limit: int, category: MemoryCategory | None
+    ) -> list[MemoryRow]: ...
+
+    async def source_states(self, agent_id: str, prefix: str) -> dict[str, SourceState]: ...
+
+    async def put_source(self, agent_id: str, state: SourceState) -> None: ...
+
+    async def delete_source(self, agent_id: str, source: str) -> None:
+        """Forget a source's state and its indexer-owned rows."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+class ChangeClock:
+    """Hands out strictly increasing ``changed_at`` values close to wall-clock time."""
+
+    def __init__(self) -> None:
+        self._last = 0.0
+
+    def next(self) -> float:
+        now = time.time()
+        self._last = now if now > self._last else self._last + 1e-6
+        return self._last
+
+
+class InMemoryRowStore:
+    """Rows in process memory: fast, lost on restart (``[memory] backend = "memory"``)."""
+
+    def __init__(self) -> None:
+        self._rows: dict[str, dict[str, MemoryRow]] = {}
+        self._sources: dict[str, dict[str, SourceState]] = {}
+        self._clock = ChangeClock()
+
+    def _agent(self, agent_id: str) -> dict[str, MemoryRow]:
+        return self._rows.setdefault(agent_id, {})
+
+    async def upsert(self, agent_id: str, rows: Sequence[MemoryRow]) -> dict[str, float]:
+        table = self._agent(agent_id)
+        changed: dict[str, float] = {}
+        for row in rows:
+            table[row.key] = replace(row, changed_at=self._clock.next())
+            changed[row.key] = table[row.key].changed_at
+        return changed
+
+    async def get(self, agent_id: str, key: str) -> MemoryRow | None:
+        return self._agent(agent_id).get(key)
+
+    async def fetch(self, agent_id: str, keys: Sequence[str]) -> list[MemoryRow]:
+        table = self._agent(agent_id)
+        return [table[k] for k in keys if k in table]
+
+    async def delete(self, agent_id: str, keys: Sequence[str]) -> int:
+        table = self._agent(agent_id)
+        return sum(1 for k in keys if table.pop(k, None) is not None)
+
+    async def set_embeddings(
+        self, agent_id: str, items: Sequence[tuple[str, np.ndarray, str]]
+    ) -> dict[str, float]:
+        table = self._agent(agent_id)
+        changed: dict[str, float] = {}
+        for key, vector, model in items:
+            row = table.get(key)
+            if row is not None:
+                table[key] = replace(
+                    row, embedding=vector, embedding_model=model, changed_at=self._clock.next()
+                )
+                changed[key] = table[key].changed_at
+        return changed
+
+    async def signature(self, agent_id: str) -> Signature:
+        table = self._agent(agent_id)
+        return len(table), max((r.changed_at for r in table.values()), default=0.0)
+
+    async def versions(self, agent_id: str) -> dict[str, float]:
+        return {k: r.changed_at for k, r in self._agent(agent_id).items()}
+
+    async def hashes_for_source(self, agent_id: str, source: str) -> dict[str, str]:
+        return {
+            k: r.content_hash
+            for k, r in self._agent(agent_id).items()
+            if r.source == source and k.startswith("@")
+        }
+
+    async def recent(
+        self, agent_id: str, limit: int, category: MemoryCategory | None
+    ) -> list[MemoryRow]:
+        rows = [
+            r for r in self._agent(agent_id).values() if category is None or r.category == category
+        ]
+        rows.sort(key=lambda r: (-r.updated_at, r.key))
+        return rows[:limit]
+
+    async def source_states(self, agent_id: str, prefix: str) -> dict[str, SourceState]:
+        states = self._sources.get(agent_id, {})
+        return {s: st for s, st in states.items() if s.startswith(prefix)}
+
+    async def put_source(self, agent_id: str, state: SourceState) -> None:
+        self._sources.setdefault(agent_id, {})[state.source] = state
+
+    async def delete_source(self, agent_id: str, source: str) -> None:
+        self._sources.get(agent_id, {}).pop(source, None)
+        table = self._agent(agent_id)
+        for key in [k for k, r in table.items() if r.source == source and k.startswith("@")]:
+            del table[key]
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,247 @@
+"""The SQL row store: ``memory_entries`` and ``memory_sources`` on SQLite or PostgreSQL.
+
+Uses the process's shared :class:`~beamclaw_memory.Database`; the tables come from the
+``memory`` migration branch. Embeddings are stored with their rows as little-endian
+float32 bytes plus the model name. Several processes may share one PostgreSQL database:
+each keeps its own search index and refreshes it from ``signature``/``versions``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+
+from beamclaw_memory.backends.rows import ChangeClock, MemoryRow, Signature, SourceState
+from beamclaw_memory.search.vectors import from_bytes, to_bytes
+from beamclaw_memory.service import MemoryCategory
+from beamclaw_memory.storage import Database
+from beamclaw_memory.tables import memory_entries as t
+from beamclaw_memory.tables import memory_sources as s
+
+_BATCH = 500
+_ROW_COLUMNS = (
+    t.c.key,
+    t.c.value,
+    t.c.category,
+    t.c.source,
+    t.c.content_hash,
+    t.c.created_at,
+    t.c.updated_at,
+    t.c.embedding,
+    t.c.embedding_model,
+    t.c.changed_at,
+)
+
+
+def _row(record: Any) -> MemoryRow:
+    blob = record.embedding
+    return MemoryRow(
+        key=record.key,
+        value=record.value,
+        category=MemoryCategory(record.category),
+        source=record.source,
+        content_hash=record.content_hash,
+        created_at=record.created_at,
+        updated_at=record.updated_at,
+        embedding=from_bytes(blob) if blob is not None else None,
+        embedding_model=record.embedding_model if blob is not None else None,
+        changed_at=record.changed_at,
+    )
+
+
+def _insert(dialect: str, table: sa.Table) -> Any:
+    return postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)
+
+
+class SqlRowStore:
+    """Rows in the shared database (``[memory] backend = "sql"``)."""
+
+    def __init__(self, database: Database) -> None:
+        self._db = database
+        self._clock = ChangeClock()
+
+    async def upsert(self, agent_id: str, rows: Sequence[MemoryRow]) -> dict[str, float]:
+        if not rows:
+            return {}
+        values: list[dict[str, Any]] = [
+            {
+                "agent_id": agent_id,
+                "key": r.key,
+                "value": r.value,
+                "category": str(r.category),
+                "source": r.source,
+                "content_hash": r.content_hash,
+                "embedding": to_bytes(r.embedding) if r.embedding is not None else None,
+                "embedding_model": r.embedding_model if r.embedding is not None else None,
+                "created_at": r.created_at,
+                "updated_at": r.updated_at,
+                "changed_at": self._clock.next(),
+            }
+            for r in rows
+        ]
+        async with self._db.engine.begin() as conn:
+            ins = _insert(conn.dialect.name, t)
+            stmt = ins.on_conflict_do_update(
+                index_elements=["agent_id", "key"],
+                set_={
+                    c: ins.excluded[c]
+                    for c in (
+                        "value",
+                        "category",
+                        "source",
+                        "content_hash",
+                        "embedding",
+                        "embedding_model",
+                        "updated_at",
+                        "changed_at",
+                    )
+                },
+            )
+            for start in range(0, len(values), _BATCH):
+                await conn.execute(stmt, values[start : start + _BATCH])
+        return {str(v["key"]): float(v["changed_at"]) for v in values}
+
+    async def get(self, agent_id: str, key: str) -> MemoryRow | None:
+        rows = await self.fetch(agent_id, [key])
+        return rows[0] if rows else None
+
+    async def fetch(self, agent_id: str, keys: Sequence[str]) -> list[MemoryRow]:
+        out: list[MemoryRow] = []
+        async with self._db.engine.connect() as conn:
+            for start in range(0, len(keys), _BATCH):
+                part = list(keys[start : start + _BATCH])
+                result = await conn.execute(
+                    sa.select(*_ROW_COLUMNS).where(t.c.agent_id == agent_id, t.c.key.in_(part))
+                )
+                out.extend(_row(r) for r in result)
+        return out
+
+    async def delete(self, agent_id: str, keys: Sequence[str]) -> int:
+        count = 0
+        async with self._db.engine.begin() as conn:
+            for start in range(0, len(keys), _BATCH):
+                part = list(keys[start : start + _BATCH])
+                result = await conn.execute(
+                    sa.delete(t).where(t.c.agent_id == agent_id, t.c.key.in_(part))
+                )
+                count += int(result.rowcount or 0)
+        return count
+
+    async def set_embeddings(
+        self, agent_id: str, items: Sequence[tuple[str, np.ndarray, str]]
+    ) -> dict[str, float]:
+        if not items:
+            return {}
+        stmt = (
+            sa.update(t)
+            .where(t.c.agent_id == sa.bindparam("b_agent"), t.c.key == sa.bindparam("b_key"))
+            .values(
+                embedding=sa.bindparam("b_vec"),
+                embedding_model=sa.bindparam("b_model"),
+                changed_at=sa.bindparam("b_changed"),
+            )
+        )
+        params: list[dict[str, Any]] = [
+            {
+                "b_agent": agent_id,
+                "b_key": key,
+                "b_vec": to_bytes(vector),
+                "b_model": model,
+                "b_changed": self._clock.next(),
+            }
+            for key, vector, model in items
+        ]
+        async with self._db.engine.begin() as conn:
+            for start in range(0, len(params), _BATCH):
+                await conn.execute(stmt, params[start : start + _BATCH])
+        return {str(p["b_key"]): float(p["b_changed"]) for p in params}
+
+    async def signature(self, agent_id: str) -> Signature:
+        async with self._db.engine.connect() as conn:
+            result = await conn.execute(
+                sa.select(sa.func.count(), sa.func.max(t.c.changed_at)).where(
+                    t.c.agent_id == agent_id
+                )
+            )
+            count, latest = result.one()
+        return int(count), float(latest or 0.0)
+
+    async def versions(self, agent_id: str) -> dict[str, float]:
+        async with self._db.engine.connect() as conn:
+            result = await conn.execute(
+                sa.select(t.c.key, t.c.changed_at).where(t.c.agent_id == agent_id)
+            )
+            return {str(row[0]): row[1] for row in result}
+
+    async def hashes_for_source(self, agent_id: str, source: str) -> dict[str, str]:
+        async with self._db.engine.connect() as conn:
+            result = await conn.execute(
+                sa.select(t.c.key, t.c.content_hash).where(
+                    t.c.agent_id == agent_id, t.c.source == source, t.c.key.startswith("@")
+                )
+            )
+            return {str(row[0]): row[1] for row in result}
+
+    async def recent(
+        self, agent_id: str, limit: int, category: MemoryCategory | None
+    ) -> list[MemoryRow]:
+        stmt = sa.select(*_ROW_COLUMNS).where(t.c.agent_id == agent_id)
+        if category is not None:
+            stmt = stmt.where(t.c.category == str(category))
+        stmt = stmt.order_by(t.c.updated_at.desc(), t.c.key).limit(limit)
+        async with self._db.engine.connect() as conn:
+            return [_row(r) for r in await conn.execute(stmt)]
+
+    async def source_states(self, agent_id: str, prefix: str) -> dict[str, SourceState]:
+        async with self._db.engine.connect() as conn:
+            result = await conn.execute(
+                sa.select(s).where(s.c.agent_id == agent_id, s.c.source.startswith(prefix))
+            )
+            return {
+                r.source: SourceState(
+                    source=r.source,
+                    content_hash=r.content_hash,
+                    size=int(r.size),
+                    mtime_ns=int(r.mtime_ns),
+                    indexed_at=r.indexed_at,
+                )
+                for r in result
+            }
+
+    async def put_source(self, agent_id: str, state: SourceState) -> None:
+        values = {
+            "agent_id": agent_id,
+            "source": state.source,
+            "content_hash": state.content_hash,
+            "size": state.size,
+            "mtime_ns": state.mtime_ns,
+            "indexed_at": state.indexed_at,
+        }
+        async with self._db.engine.begin() as conn:
+            ins = _insert(conn.dialect.name, s)
+            await conn.execute(
+                ins.on_conflict_do_update(
+                    index_elements=["agent_id", "source"],
+                    set_={
+                        c: ins.excluded[c]
+                        for c in ("content_hash", "size", "mtime_ns", "indexed_at")
+                    },
+                ),
+                values,
+            )
+
+    async def delete_source(self, agent_id: str, source: str) -> None:
+        async with self._db.engine.begin() as conn:
+            await conn.execute(
+                sa.delete(t).where(
+                    t.c.agent_id == agent_id, t.c.source == source, t.c.key.startswith("@")
+                )
+            )
+            await conn.execute(sa.delete(s).where(s.c.agent_id == agent_id, s.c.source == source))
+
+    async def aclose(self) -> None:
+        return None
