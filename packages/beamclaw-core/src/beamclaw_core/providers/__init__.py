@@ -1,5 +1,11 @@
-"""LLM providers: protocol, OpenAI-compatible and Anthropic implementations, failover."""
+"""LLM providers: protocol, OpenAI-compatible and Anthropic implementations, failover.
 
+Build from configuration with :func:`build_provider` / :func:`build_provider_chain`;
+consume with ``stream()`` + :class:`StreamAssembler` (or ``complete()``); failures are
+:class:`ProviderError` with an :class:`ErrorKind`.
+"""
+
+from beamclaw_core.providers.anthropic import AnthropicProvider
 from beamclaw_core.providers.assembler import StreamAssembler, collect
 from beamclaw_core.providers.base import (
     Capabilities,
@@ -8,6 +14,7 @@ from beamclaw_core.providers.base import (
     ErrorKind,
     FinishChunk,
     Provider,
+    ProviderConfigError,
     ProviderError,
     ReasoningDelta,
     StreamChunk,
@@ -15,13 +22,32 @@ from beamclaw_core.providers.base import (
     ToolCallDelta,
     UsageChunk,
 )
+from beamclaw_core.providers.classify import is_context_overflow, parse_retry_after
 from beamclaw_core.providers.context_windows import (
     DEFAULT_CONTEXT_WINDOW,
+    MODEL_FAMILIES,
     context_window_for,
     max_output_for,
 )
+from beamclaw_core.providers.failover import (
+    DEFAULT_FAILOVER_KINDS,
+    FailoverMember,
+    FailoverProvider,
+    MemberHealth,
+)
+from beamclaw_core.providers.http_client import build_http_client
+from beamclaw_core.providers.http_provider import HttpProvider, completion_chunks
+from beamclaw_core.providers.openai import OpenAIProvider
 from beamclaw_core.providers.pricing import BUILTIN_PRICES, ModelPrice, PriceTable
-from beamclaw_core.providers.settings import ProviderSettings
+from beamclaw_core.providers.registry import (
+    ProviderFactory,
+    build_provider,
+    build_provider_chain,
+    provider_kinds,
+    register_provider_kind,
+)
+from beamclaw_core.providers.settings import FallbackRef, ProviderSettings
+from beamclaw_core.providers.sse import ServerSentEvent, SSEDecoder
 from beamclaw_core.providers.tokens import (
     estimate_message_tokens,
     estimate_prompt_tokens,
@@ -32,27 +58,48 @@ from beamclaw_core.providers.tokens import (
 __all__ = [
     "BUILTIN_PRICES",
     "DEFAULT_CONTEXT_WINDOW",
+    "DEFAULT_FAILOVER_KINDS",
+    "MODEL_FAMILIES",
+    "AnthropicProvider",
     "Capabilities",
     "Completion",
     "CompletionOptions",
     "ErrorKind",
+    "FailoverMember",
+    "FailoverProvider",
+    "FallbackRef",
     "FinishChunk",
+    "HttpProvider",
+    "MemberHealth",
     "ModelPrice",
+    "OpenAIProvider",
     "PriceTable",
     "Provider",
+    "ProviderConfigError",
     "ProviderError",
+    "ProviderFactory",
     "ProviderSettings",
     "ReasoningDelta",
+    "SSEDecoder",
+    "ServerSentEvent",
     "StreamAssembler",
     "StreamChunk",
     "TextDelta",
     "ToolCallDelta",
     "UsageChunk",
+    "build_http_client",
+    "build_provider",
+    "build_provider_chain",
     "collect",
+    "completion_chunks",
     "context_window_for",
     "estimate_message_tokens",
     "estimate_prompt_tokens",
     "estimate_tokens",
     "estimate_usage",
+    "is_context_overflow",
     "max_output_for",
+    "parse_retry_after",
+    "provider_kinds",
+    "register_provider_kind",
 ]
