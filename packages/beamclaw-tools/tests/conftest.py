@@ -9,6 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+
 from beamclaw_obs import Event, get_emitter
 from beamclaw_tools import SessionRef
 
@@ -51,12 +52,18 @@ def _serve(server: LocalServer) -> tuple[ThreadingHTTPServer, threading.Thread]:
             length = int(self.headers.get("content-length") or 0)
             body = self.rfile.read(length) if length else b""
             server.requests.append(
-                {"method": self.command, "path": self.path, "headers": dict(self.headers),
-                 "body": body}
+                {
+                    "method": self.command,
+                    "path": self.path,
+                    "headers": dict(self.headers),
+                    "body": body,
+                }
             )
             route = server.routes.get(self.path.split("?")[0])
-            reply = Reply(404, b"not found") if route is None else (
-                route(self) if callable(route) else route
+            reply = (
+                Reply(404, b"not found")
+                if route is None
+                else (route(self) if callable(route) else route)
             )
             self.send_response(reply.status)
             for k, v in reply.headers.items():
@@ -66,7 +73,7 @@ def _serve(server: LocalServer) -> tuple[ThreadingHTTPServer, threading.Thread]:
             if self.command != "HEAD":
                 self.wfile.write(reply.body)
 
-        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = _handle
+        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = _handle  # noqa: N815
 
         def log_message(self, format: str, *args: object) -> None:
             return

@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from beamclaw_tools import (
     InvalidAgentIdError,
     PathOutsideRootsError,
@@ -83,7 +84,9 @@ def test_agent_workspace_validates_id(beamclaw_home: Path) -> None:
 
 def test_session_without_workspace_uses_agent_dir(beamclaw_home: Path) -> None:
     session = SessionRef(session_id="s", agent_id="bob")
-    assert WorkspaceRoots.for_session(session).primary == (beamclaw_home / "agents" / "bob").resolve()
+    assert (
+        WorkspaceRoots.for_session(session).primary == (beamclaw_home / "agents" / "bob").resolve()
+    )
 
 
 def test_is_binary() -> None:

@@ -94,6 +94,11 @@ class ProcessResult:
     timed_out: bool
 
 
+_DRAIN_SECONDS = 5.0
+"""How long to wait for the pipe to close after the group was killed (a child that left
+the group with ``setsid`` may hold it open; its output is then abandoned)."""
+
+
 def _kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
@@ -114,17 +119,30 @@ async def run_process(
 ) -> ProcessResult:
     """Run ``argv`` in its own process group; see the module invariants."""
     buffer = CappedBuffer(head=max_output_chars * 2 // 3, tail=max_output_chars // 3)
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=str(cwd),
-        env=dict(env),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
+    # Our own pipe: asyncio's Process.wait() would otherwise also wait for every holder
+    # of its stdout pipe (a background straggler) instead of the process itself.
+    read_fd, write_fd = os.pipe()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=str(cwd),
+            env=dict(env),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=write_fd,
+            stderr=write_fd,
+            start_new_session=True,
+        )
+    except BaseException:
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(write_fd)
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=2**20)
+    transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", buffering=0)
     )
-    assert proc.stdout is not None
-    pump = asyncio.create_task(_pump(proc.stdout, buffer))
+    pump = asyncio.create_task(_pump(reader, buffer))
     timed_out = False
     try:
         try:
@@ -138,10 +156,12 @@ async def run_process(
         if proc.returncode is None:
             await proc.wait()
         try:
-            async with asyncio.timeout(5):
+            async with asyncio.timeout(_DRAIN_SECONDS):
                 await pump
         except TimeoutError:
             pump.cancel()
+        finally:
+            transport.close()
     return ProcessResult(
         exit_status=None if timed_out else proc.returncode,
         output=buffer.text(),
