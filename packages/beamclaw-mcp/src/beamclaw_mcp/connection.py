@@ -213,6 +213,8 @@ class ServerConnection:
             if isinstance(leaf, BeamclawMCPError):
                 return leaf
             reason = self._closed_reason or _describe(leaf)
+            if self._state is not ServerState.UP:
+                return MCPHandshakeError(self.name, reason)
             return MCPConnectionLostError(self.name, reason)
 
     async def _pump(self, read_stream: Any, send: MemoryObjectSendStream[Any]) -> None:
@@ -226,7 +228,13 @@ class ServerConnection:
             pass
         finally:
             if self._closed_reason is None:
-                self._closed_reason = "the server closed the connection"
+                if self._session is None:
+                    target = self.settings.url or self.settings.command
+                    self._closed_reason = (
+                        f"the connection to {target} closed before the handshake completed"
+                    )
+                else:
+                    self._closed_reason = "the server closed the connection"
             self._wake.set()
 
     async def _on_message(self, message: Any) -> None:
