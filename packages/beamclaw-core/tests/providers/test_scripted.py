@@ -58,7 +58,7 @@ async def test_several_tool_calls_and_explicit_ids_and_usage() -> None:
         [CallTools((CallTool("a", {"x": 1}, id="c1"), CallTool("b")), text="working", usage=usage)]
     )
     done = await collect(provider.stream(USER))
-    assert [(c.id, c.name) for c in done.message.tool_calls][0] == ("c1", "a")
+    assert next((c.id, c.name) for c in done.message.tool_calls) == ("c1", "a")
     assert done.message.tool_calls[1].name == "b"
     assert done.message.text == "working"
     assert done.message.usage == usage
@@ -91,9 +91,13 @@ async def test_fail_mid_stream_after_chunks() -> None:
         [Fail(ErrorKind.NETWORK, after_chunks=2, text="abcdefghijkl")], chunk_size=4
     )
     acc = StreamAssembler()
-    with pytest.raises(ProviderError) as info:
+
+    async def drain() -> None:
         async for chunk in provider.stream(USER):
             acc.feed(chunk)
+
+    with pytest.raises(ProviderError) as info:
+        await drain()
     assert info.value.kind is ErrorKind.NETWORK
     assert acc.text == "abcdefgh"
 

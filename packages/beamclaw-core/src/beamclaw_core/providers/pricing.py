@@ -1,8 +1,8 @@
 """Prices per model and the cost of one call.
 
-A :class:`PriceTable` maps model patterns (``fnmatch`` on the name without ``vendor/``
-prefix, case-insensitive; exact names first, then the longest matching pattern) to a
-:class:`ModelPrice` in USD per million tokens. The built-in table is a starting point
+A :class:`PriceTable` maps model patterns (``fnmatch`` on the name with or without its
+``vendor/`` prefix, case-insensitive; exact names first, then the longest matching pattern)
+to a :class:`ModelPrice` in USD per million tokens. The built-in table is a starting point
 with list prices at the time of writing; configured ``[core.providers.<name>.pricing]``
 entries override it. A model with no price has ``cost_usd=None`` (unknown, not free).
 """
@@ -50,13 +50,11 @@ BUILTIN_PRICES: dict[str, ModelPrice] = {
 
 
 class PriceTable:
-    """Model → price lookup; later entries (configuration) override earlier ones."""
+    """Model → price lookup over layered tables; a later table (configuration) is searched
+    first, and within a table an exact name beats the longest matching pattern."""
 
     def __init__(self, *tables: Mapping[str, ModelPrice]) -> None:
-        merged: dict[str, ModelPrice] = {}
-        for table in tables:
-            merged.update({k.lower(): v for k, v in table.items()})
-        self._prices = merged
+        self._tables = [{k.lower(): v for k, v in t.items()} for t in tables]
 
     @classmethod
     def default(cls, overrides: Mapping[str, ModelPrice] | None = None) -> PriceTable:
@@ -64,18 +62,21 @@ class PriceTable:
         return cls(BUILTIN_PRICES, overrides or {})
 
     def price_for(self, model: str) -> ModelPrice | None:
-        """The price of ``model``: exact name (with or without vendor), else longest pattern."""
+        """The price of ``model``, or None when no table knows it."""
         full = model.lower()
         key = family_key(model)
-        for name in (full, key):
-            if name in self._prices:
-                return self._prices[name]
-        best: tuple[int, ModelPrice] | None = None
-        for pattern, price in self._prices.items():
-            matches = fnmatchcase(key, pattern) or fnmatchcase(full, pattern)
-            if matches and (best is None or len(pattern) > best[0]):
-                best = (len(pattern), price)
-        return best[1] if best else None
+        for table in reversed(self._tables):
+            for name in (full, key):
+                if name in table:
+                    return table[name]
+            best: tuple[int, ModelPrice] | None = None
+            for pattern, price in table.items():
+                matches = fnmatchcase(key, pattern) or fnmatchcase(full, pattern)
+                if matches and (best is None or len(pattern) > best[0]):
+                    best = (len(pattern), price)
+            if best is not None:
+                return best[1]
+        return None
 
     def cost(self, model: str, usage: Usage) -> float | None:
         """USD for ``usage`` on ``model``, or None when the model has no price."""
@@ -83,7 +84,8 @@ class PriceTable:
         return None if price is None else price.cost(usage)
 
     def apply(self, model: str, usage: Usage) -> Usage:
-        """``usage`` with ``cost_usd`` filled in (kept when already reported and unpriced)."""
+        """``usage`` with ``cost_usd`` from the table; a provider-reported cost (OpenRouter)
+        is kept when the model has no price."""
         cost = self.cost(model, usage)
         if cost is None:
             return usage

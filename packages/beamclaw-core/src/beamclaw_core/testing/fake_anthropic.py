@@ -82,28 +82,21 @@ class FakeAnthropicServer(FakeLLMServer):
     def render_events(self, reply: FakeReply, model: str, request: Any) -> list[bytes]:
         size = max(1, reply.chunk_size)
         usage = self._usage(reply)
-        start_usage = {**usage, "output_tokens": 1}
-        frames = [
-            _frame(
-                "message_start",
-                {
-                    "type": "message_start",
-                    "message": {
-                        "id": "msg_fake",
-                        "type": "message",
-                        "role": "assistant",
-                        "model": model,
-                        "content": [],
-                        "stop_reason": None,
-                        "usage": start_usage,
-                    },
-                },
-            )
-        ]
+        start: dict[str, Any] = {
+            "id": "msg_fake",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [],
+            "stop_reason": None,
+        }
+        if reply.usage is not None:
+            start["usage"] = {**usage, "output_tokens": 1}
+        frames = [_frame("message_start", {"type": "message_start", "message": start})]
         for index, block in enumerate(self._blocks(reply)):
             kind = block["type"]
             if kind == "thinking":
-                start: dict[str, Any] = {"type": "thinking", "thinking": ""}
+                opening: dict[str, Any] = {"type": "thinking", "thinking": ""}
                 text = block["thinking"]
                 deltas: list[dict[str, Any]] = [
                     {"type": "thinking_delta", "thinking": text[i : i + size]}
@@ -111,14 +104,19 @@ class FakeAnthropicServer(FakeLLMServer):
                 ]
                 deltas.append({"type": "signature_delta", "signature": SIGNATURE})
             elif kind == "text":
-                start = {"type": "text", "text": ""}
+                opening = {"type": "text", "text": ""}
                 text = block["text"]
                 deltas = [
                     {"type": "text_delta", "text": text[i : i + size]}
                     for i in range(0, len(text), size)
                 ]
             else:
-                start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+                opening = {
+                    "type": "tool_use",
+                    "id": block["id"],
+                    "name": block["name"],
+                    "input": {},
+                }
                 call = reply.tool_calls[
                     index - (1 if reply.reasoning else 0) - (1 if reply.text else 0)
                 ]
@@ -130,7 +128,7 @@ class FakeAnthropicServer(FakeLLMServer):
             frames.append(
                 _frame(
                     "content_block_start",
-                    {"type": "content_block_start", "index": index, "content_block": start},
+                    {"type": "content_block_start", "index": index, "content_block": opening},
                 )
             )
             frames += [
@@ -144,16 +142,13 @@ class FakeAnthropicServer(FakeLLMServer):
                 _frame("content_block_stop", {"type": "content_block_stop", "index": index})
             )
         frames.append(_frame("ping", {"type": "ping"}))
-        frames.append(
-            _frame(
-                "message_delta",
-                {
-                    "type": "message_delta",
-                    "delta": {"stop_reason": self._stop(reply), "stop_sequence": None},
-                    "usage": {"output_tokens": usage["output_tokens"]},
-                },
-            )
-        )
+        delta: dict[str, Any] = {
+            "type": "message_delta",
+            "delta": {"stop_reason": self._stop(reply), "stop_sequence": None},
+        }
+        if reply.usage is not None:
+            delta["usage"] = {"output_tokens": usage["output_tokens"]}
+        frames.append(_frame("message_delta", delta))
         frames.append(_frame("message_stop", {"type": "message_stop"}))
         return frames
 

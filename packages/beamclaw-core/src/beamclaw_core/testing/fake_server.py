@@ -154,7 +154,8 @@ class FakeLLMServer(ABC):
             body: Any = json.loads(raw)
         except ValueError:
             body = None
-        recorded = RecordedRequest(request.method, request.path, dict(request.headers), raw, body)
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        recorded = RecordedRequest(request.method, request.path, headers, raw, body)
         self.requests.append(recorded)
         step = self._next_step(recorded)
         wants_stream = isinstance(body, dict) and bool(body.get("stream"))

@@ -33,6 +33,7 @@ class RecordedRequest:
     method: str
     path: str
     headers: dict[str, str]
+    """Header names lower-cased."""
     raw: bytes
     body: Any
     """The decoded JSON body (``None`` when it was not JSON)."""
