@@ -63,6 +63,10 @@ def test_key_value_keeps_the_key() -> None:
     assert scrub("password='two words'") == "password='[REDACTED]'"
     assert scrub("DB_PASSWORD=hunter2 other=1") == "DB_PASSWORD=[REDACTED] other=1"
     assert scrub("export GITHUB_TOKEN=abcdef") == "export GITHUB_TOKEN=[REDACTED]"
+    assert scrub("x-api-key: abcdef123") == "x-api-key: [REDACTED]"
+    assert scrub("githubToken: abcdef123") == "githubToken: [REDACTED]"
+    assert scrub("accessToken=abcdef123") == "accessToken=[REDACTED]"
+    assert scrub("token :abc") == "token :[REDACTED]"
 
 
 # ------------------------------------------------------------------ added formats
@@ -208,6 +212,9 @@ ORDINARY = [
     "The token count is 1,024 tokens.",
     "tokens=42",
     "token_count = 7",
+    "if password == other: pass",
+    "mytoken=abc",
+    "password:\n  nested: mapping",
     "I trained it with sk-learn, I mean scikit-learn.",
     "pip install scikit-learn sk-learn-intelex",
     "the task-definitions-for-the-whole-project are in tasks/",

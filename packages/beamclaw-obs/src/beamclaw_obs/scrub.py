@@ -51,6 +51,10 @@ class _Format:
     pattern: re.Pattern[str]
     group: int = 0
     trim: str = ""
+    per_line: bool = False
+    """Apply line by line, only to lines holding a trigger (detect-secrets' own semantics)."""
+    triggers: frozenset[str] | None = None
+    """Case-folded literals one of which every match's line holds; None: read the regex."""
 
 
 def _own(name: str, pattern: str, flags: int = 0) -> _Format:
@@ -97,15 +101,31 @@ _OWN_FORMATS: tuple[_Format, ...] = (
     ),
 )
 
-# Kind 4: the seed's key/value patterns; group "value" is redacted.
-_KEYS = (
-    r"api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|"
-    r"access[_-]?token|auth[_-]?token|refresh[_-]?token|id[_-]?token|token|"
-    r"client[_-]?secret|secret|password|passwd|passphrase"
-)
+# Kind 4: the seed's key/value patterns. The regex finds a separator and the value after
+# it; the replacement then checks that the word before the separator is a key. Starting at
+# ``:``/``=`` keeps the scan fast; a key is a word of its own or the last part of a
+# compound (``DB_PASSWORD``, ``x-api-key``, ``githubToken``), never a bare suffix
+# (``mytoken``).
+_KEY_WORDS: frozenset[str] = frozenset(
+    f"{head}{joint}{tail}"
+    for head, tail in (
+        ("api", "key"),
+        ("access", "key"),
+        ("secret", "key"),
+        ("private", "key"),
+        ("access", "token"),
+        ("auth", "token"),
+        ("refresh", "token"),
+        ("id", "token"),
+        ("client", "secret"),
+    )
+    for joint in ("", "_", "-")
+) | {"token", "secret", "password", "passwd", "passphrase"}
+_KEY_TRIGGERS = frozenset({"key", "token", "secret", "pass"})
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 # Values that are code or placeholders, not secrets: type names and constants, calls and
 # subscripts (``getpass()``, ``os.environ["X"]``), ``$VAR``/``${VAR}``, ``<your-key>``,
-# ``{ env = … }`` tables and ``{{ template }}`` slots.
+# ``{ env = … }`` tables, ``{{ template }}`` slots and comparisons (``==``).
 _CODE_VALUE = (
     r"(?:str|bytes|int|bool|float|None|null|nil|true|false|undefined|string|number|"
     r"boolean|any|SecretStr|Secret|Optional|Field)(?![A-Za-z0-9_])"
@@ -113,18 +133,20 @@ _CODE_VALUE = (
     r"|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?(?![^\s\"',;&])"
     r"|<[^<>\s]+>"
     r"|\{(?:\s|\{)"
+    r"|="
 )
 _KV_FORMATS: tuple[_Format, ...] = (
     _Format(
         "key=value",
         re.compile(
             rf"""(?ix)
-            (?<![A-Za-z0-9])(?:{_KEYS})       # the key; "DB_PASSWORD" counts, "max_tokens" not
-            ["']?\s*[:=]\s*                   # separator, maybe after a closing quote
+            [:=][ \t]*                       # separator (the key is checked when replacing)
             (?!{_MARKER_RE})(?!(?:{_CODE_VALUE}))
             (?:"(?P<dq>[^"\n]+)"|'(?P<sq>[^'\n]+)'|(?P<bare>[^\s"',;&)}}\]]+))
             """
         ),
+        per_line=True,
+        triggers=_KEY_TRIGGERS,
     ),
     # Case-sensitive, and the value must look like a credential (a digit or punctuation,
     # or 20+ letters), so "Bearer token" and "basic understanding" stay prose.
@@ -170,13 +192,15 @@ def _detect_secrets_formats() -> tuple[_Format, ...]:
             name = str(getattr(cls, "secret_type", cls.__name__))
             for pattern in cls().denylist:
                 compiled = re.compile(pattern.pattern, pattern.flags)
-                found.append(_Format(name, compiled, 1 if compiled.groups else 0, _DETECTOR_TRIM))
+                found.append(
+                    _Format(name, compiled, 1 if compiled.groups else 0, _DETECTOR_TRIM, True)
+                )
     return tuple(found)
 
 
-_lock = threading.Lock()
+_lock = threading.RLock()
 _formats: tuple[_Format, ...] | None = None
-_compiled: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] | None = None
+_compiled: tuple[_Rule, ...] | None = None
 _literals: frozenset[str] = frozenset()
 _literal_re: re.Pattern[str] | None = None
 
@@ -243,7 +267,33 @@ def _replacer(fmt: _Format) -> Callable[[re.Match[str]], str]:
     return replace
 
 
+def _key_before(text: str, separator: int) -> bool:
+    """True when a key (``api_key``, ``DB_PASSWORD``, ``"token"``) ends just before."""
+    if separator > 0 and text[separator - 1] in "=!<>":  # ==, !=, <=, >= compare
+        return False
+    end = separator
+    while end > 0 and text[end - 1] in " \t":
+        end -= 1
+    if end > 0 and text[end - 1] in "\"'":
+        end -= 1
+    start = end
+    while start > 0 and text[start - 1] in _WORD_CHARS:
+        start -= 1
+    original = text[start:end]
+    word = original.casefold()
+    if word in _KEY_WORDS or len(word) != len(original):
+        return word in _KEY_WORDS
+    for i in range(1, len(word)):  # compounds: DB_PASSWORD, x-api-key, githubToken
+        if (original[i - 1] in "_-" or (original[i].isupper() and original[i - 1].islower())) and (
+            word[i:] in _KEY_WORDS
+        ):
+            return True
+    return False
+
+
 def _replace_value(match: re.Match[str]) -> str:
+    if match.group(0)[0] in ":=" and not _key_before(match.string, match.start()):
+        return match.group(0)
     groups = match.groupdict()
     for group in ("dq", "sq", "bare"):
         if groups.get(group) is not None:
@@ -252,27 +302,146 @@ def _replace_value(match: re.Match[str]) -> str:
     return match.group(0)
 
 
-_Rule = tuple[re.Pattern[str], Callable[[re.Match[str]], str]]
+# --------------------------------------------------------------------------- triggers
+# A rule runs only when the (case-folded) text contains one of its trigger literals:
+# strings every match must contain, read from the parsed regex. A 10 KB log line without
+# "sk-" never pays for the OpenAI pattern. Rules whose regex yields no literal of two or
+# more characters always run.
+
+_MIN_TRIGGER = 2
+
+
+def _best(options: list[frozenset[str]]) -> frozenset[str] | None:
+    """The most selective useful set: longest shortest-literal, then fewest literals."""
+    useful = [o for o in options if o and min(len(t) for t in o) >= _MIN_TRIGGER]
+    if not useful:
+        return None
+    return max(useful, key=lambda o: (min(len(t) for t in o), -len(o)))
+
+
+def _required(items: Any) -> list[frozenset[str]]:
+    """Sets of literals, each set holding at least one string every match contains."""
+    found: list[frozenset[str]] = []
+    run: list[str] = []
+    for op, av in items:
+        kind = str(op)
+        if kind == "LITERAL":
+            run.append(chr(av))
+            continue
+        if run:
+            found.append(frozenset({"".join(run)}))
+            run = []
+        if kind == "SUBPATTERN":
+            found.extend(_required(av[-1]))
+        elif kind in {"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"} and av[0] >= 1:
+            found.extend(_required(av[2]))
+        elif kind == "ATOMIC_GROUP":
+            found.extend(_required(av))
+        elif kind == "BRANCH":
+            union: set[str] = set()
+            for alternative in av[1]:
+                best = _best(_required(alternative))
+                if best is None:
+                    union = set()
+                    break
+                union |= best
+            if union:
+                found.append(frozenset(union))
+    if run:
+        found.append(frozenset({"".join(run)}))
+    return found
+
+
+def _triggers(pattern: re.Pattern[str]) -> tuple[tuple[frozenset[str], ...], bool]:
+    """Every useful trigger set of ``pattern``, best first, and whether to fold case.
+
+    A match contains at least one literal of *each* set. Case-insensitive patterns get
+    case-folded literals, checked against the case-folded text.
+    """
+    try:
+        parser: Any = importlib.import_module("re._parser")
+        parsed = parser.parse(pattern.pattern, pattern.flags)
+        fold = bool(parsed.state.flags & re.IGNORECASE)
+        sets = [o for o in _required(parsed.data) if o and min(len(t) for t in o) >= _MIN_TRIGGER]
+    except Exception:  # an unparsable or unusual pattern simply always runs
+        return (), False
+    sets.sort(key=lambda o: (min(len(t) for t in o), -len(o)), reverse=True)
+    if fold:
+        sets = [frozenset(t.casefold() for t in o) for o in sets]
+    return tuple(sets), fold
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    pattern: re.Pattern[str]
+    replace: Callable[[re.Match[str]], str]
+    triggers: tuple[frozenset[str], ...]
+    """Each set must have a literal in the text for the rule to run; () = always run."""
+    fold: bool
+    per_line: bool
+
+    @classmethod
+    def build(cls, fmt: _Format, replace: Callable[[re.Match[str]], str]) -> _Rule:
+        if fmt.triggers is not None:
+            return cls(fmt.pattern, replace, (fmt.triggers,), True, fmt.per_line)
+        triggers, fold = _triggers(fmt.pattern)
+        return cls(fmt.pattern, replace, triggers, fold, fmt.per_line)
 
 
 def _rules() -> tuple[_Rule, ...]:
     global _compiled
     rules = _compiled
     if rules is None:
-        formats = _all_formats()
-        rules = tuple((f.pattern, _replacer(f)) for f in formats) + tuple(
-            (f.pattern, _replace_value) for f in _KV_FORMATS
-        )
-        _compiled = rules
+        with _lock:
+            if _compiled is None:
+                own = tuple(_Rule.build(f, _replacer(f)) for f in _all_formats())
+                kv = tuple(_Rule.build(f, _replace_value) for f in _KV_FORMATS)
+                _compiled = own + kv
+            rules = _compiled
     return rules
+
+
+def _line_spans(text: str, haystack: str, triggers: frozenset[str]) -> list[tuple[int, int]]:
+    """Sorted ``(start, end)`` of the lines of ``text`` whose ``haystack`` holds a trigger."""
+    spans: set[tuple[int, int]] = set()
+    for trigger in triggers:
+        at = haystack.find(trigger)
+        while at != -1:
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at)
+            end = len(text) if end == -1 else end
+            spans.add((start, end))
+            at = haystack.find(trigger, end)
+    return sorted(spans)
+
+
+def _apply(rule: _Rule, text: str, folded: str) -> str:
+    haystack = folded if rule.fold else text
+    for options in rule.triggers:
+        if not any(t in haystack for t in options):
+            return text
+    if not rule.per_line or not rule.triggers or len(haystack) != len(text):
+        return rule.pattern.sub(rule.replace, text)
+    pieces: list[str] = []
+    done = 0
+    for start, end in _line_spans(text, haystack, rule.triggers[0]):
+        pieces.append(text[done:start])
+        pieces.append(rule.pattern.sub(rule.replace, text[start:end]))
+        done = end
+    pieces.append(text[done:])
+    return "".join(pieces)
 
 
 def _one_pass(text: str) -> str:
     literal_re = _literal_re
-    if literal_re is not None:
+    if literal_re is not None and any(v in text for v in _literals):
         text = literal_re.sub(REDACTED, text)
-    for pattern, replace in _rules():
-        text = pattern.sub(replace, text)
+    folded = text.casefold()
+    for rule in _rules():
+        changed = _apply(rule, text, folded)
+        if changed != text:
+            text = changed
+            folded = text.casefold()
     return text
 
 
