@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from beamclaw_mcp import MCPManager, MCPSettings, RecordingToolSink
-from beamclaw_mcp.testing import scripted_server_entry
+from beamclaw_mcp.testing import broken_server_entry, scripted_server_entry
 
 REPO = Path(__file__).resolve().parents[3]
 VENV_BIN = Path(sys.executable).parent
@@ -39,6 +39,10 @@ class Servers:
     @staticmethod
     def scripted(name: str = "fx", **env: str) -> dict[str, Any]:
         return scripted_server_entry(name, **env)
+
+    @staticmethod
+    def broken(name: str, mode: str) -> dict[str, Any]:
+        return broken_server_entry(name, mode)
 
     @staticmethod
     def time(name: str = "time") -> dict[str, Any]:

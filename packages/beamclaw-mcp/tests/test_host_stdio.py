@@ -243,7 +243,7 @@ async def test_server_that_never_answers_initialize_is_marked_failed(
     host: Any, servers: Any
 ) -> None:
     cfg = servers.settings(
-        {**servers.scripted("mute", FIXTURE_MODE="silent"), "initialize_timeout_seconds": 0.3},
+        {**servers.broken("mute", "silent"), "initialize_timeout_seconds": 0.3},
         servers.time(),
         max_restarts=1,
     )
@@ -257,7 +257,7 @@ async def test_server_that_never_answers_initialize_is_marked_failed(
 
 async def test_invalid_json_rpc_is_reported(host: Any, servers: Any) -> None:
     cfg = servers.settings(
-        {**servers.scripted("noisy", FIXTURE_MODE="garbage"), "initialize_timeout_seconds": 3.0},
+        {**servers.broken("noisy", "garbage"), "initialize_timeout_seconds": 3.0},
         max_restarts=0,
     )
     manager = host(cfg)

@@ -12,15 +12,12 @@ Tools (listed two per page, so clients must follow ``nextCursor``):
 * ``weird.schema()`` → a dotted name and a schema with ``$ref``, ``$defs``, a boolean
   sub-schema and a dangling ``required`` entry.
 
-``$FIXTURE_MODE``: ``normal`` (default); ``silent`` (reads stdin, never answers);
-``garbage`` (writes invalid JSON-RPC lines and never answers).
+Misbehaving servers (never answering, invalid JSON-RPC) are in ``broken_server``.
 """
 
 from __future__ import annotations
 
 import os
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -144,14 +141,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    mode = os.environ.get("FIXTURE_MODE", "normal")
-    if mode == "silent":
-        for _line in sys.stdin:
-            pass
-        time.sleep(3600)
-    elif mode == "garbage":
-        for _line in sys.stdin:
-            print("this is not json-rpc", flush=True)
-            print('{"jsonrpc": "2.0", "bogus": true}', flush=True)
-    else:
-        anyio.run(main)
+    anyio.run(main)
