@@ -2,6 +2,7 @@
 
 from beamclaw_tools.base import ToolArgs, TypedTool, describe_validation_error, make_definition
 from beamclaw_tools.builtin import builtin_tools
+from beamclaw_tools.builtin.process import ProcessResult, child_environment, run_process
 from beamclaw_tools.errors import (
     BeamclawToolsError,
     FetchError,
@@ -79,6 +80,7 @@ __all__ = [
     "NetworkSettings",
     "PatchError",
     "PathOutsideRootsError",
+    "ProcessResult",
     "Resolver",
     "SessionRef",
     "ShellSettings",
@@ -106,12 +108,14 @@ __all__ = [
     "anthropic_tool",
     "args_schema",
     "builtin_tools",
+    "child_environment",
     "decode_call_args",
     "describe_validation_error",
     "guarded_fetch",
     "is_binary",
     "make_definition",
     "openai_tool",
+    "run_process",
     "session_workspace",
     "system_resolver",
     "truncate",
