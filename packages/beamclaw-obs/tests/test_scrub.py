@@ -17,7 +17,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from beamclaw_obs import REDACTED, Secret, forget_secrets, register_secret, scrub, scrub_value
-from beamclaw_obs.scrub import secret_formats
+from beamclaw_obs.scrub import detect_secrets_error, secret_formats
 
 
 @pytest.fixture(autouse=True)
@@ -165,6 +165,7 @@ def test_formats_are_derived_from_detect_secrets_plugins() -> None:
             ):
                 names.add(cls.secret_type)
     assert len(names) >= 20
+    assert detect_secrets_error() is None
     assert names <= set(secret_formats())
     assert "Public IP (ipv4)" not in secret_formats()
 

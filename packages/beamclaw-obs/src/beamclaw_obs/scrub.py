@@ -204,6 +204,8 @@ _compiled: tuple[_Rule, ...] | None = None
 _literals: frozenset[str] = frozenset()
 _literal_re: re.Pattern[str] | None = None
 
+_detect_secrets_error: str | None = None
+
 _MIN_LITERAL = 6  # shorter "secrets" would redact ordinary words
 _MAX_PASSES = 4
 
@@ -214,7 +216,13 @@ def _all_formats() -> tuple[_Format, ...]:
     if formats is None:
         with _lock:
             if _formats is None:
-                _formats = _OWN_FORMATS + _detect_secrets_formats()
+                global _detect_secrets_error
+                try:
+                    derived = _detect_secrets_formats()
+                except Exception as exc:  # a broken optional source must not stop scrubbing
+                    derived = ()
+                    _detect_secrets_error = f"{type(exc).__name__}: {exc}"
+                _formats = _OWN_FORMATS + derived
             formats = _formats
     return formats
 
@@ -222,6 +230,13 @@ def _all_formats() -> tuple[_Format, ...]:
 def secret_formats() -> tuple[str, ...]:
     """Names of every credential format recognised (for ``doctor`` and the docs), sorted."""
     return tuple(sorted({f.name for f in _all_formats() + _KV_FORMATS}))
+
+
+def detect_secrets_error() -> str | None:
+    """Why detect-secrets' formats could not be loaded (scrubbing then goes on without
+    them), or None when they were. For ``beamclaw doctor``."""
+    _all_formats()
+    return _detect_secrets_error
 
 
 def register_secret(value: str) -> None:
