@@ -117,8 +117,10 @@ async def _serve_http(app: Any) -> AsyncIterator[str]:
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
     task = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.02)
+    for _ in range(1000):
+        if server.started:
+            break
+        await asyncio.sleep(0.01)
     try:
         yield f"http://127.0.0.1:{port}/mcp"
     finally:

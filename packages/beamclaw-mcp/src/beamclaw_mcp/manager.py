@@ -174,6 +174,13 @@ class MCPManager:
         """The definitions the model sees (granted to ``agent_id`` when given)."""
         return [t.definition for t in self.tools(agent_id)]
 
+    def denied_tool_names(self, agent_id: str) -> list[str]:
+        """Exposed names of MCP tools ``agent_id`` is *not* granted — for narrowing a
+        name-based tool policy (``policy.narrowed(deny=...)``) when building a turn."""
+        return [
+            t.definition.name for t in self.tools() if not self.grants.allows(agent_id, t.server)
+        ]
+
     def tool(self, exposed_name: str) -> MCPTool | None:
         """The exposed tool called ``exposed_name``."""
         return self._catalog.by_name(exposed_name)

@@ -20,6 +20,7 @@ from beamclaw_obs import scrub
 from beamclaw_tools import Autonomy, SessionRef, ToolDef, ToolOutput
 
 MAX_DESCRIPTION = 1024
+_MARKER_ROOM = 200
 
 
 def tool_definition(remote: RemoteTool, exposed_name: str, connection: ServerConnection) -> ToolDef:
@@ -33,6 +34,8 @@ def tool_definition(remote: RemoteTool, exposed_name: str, connection: ServerCon
         requires_approval=connection.settings.requires_approval,
         min_autonomy=Autonomy.READ_ONLY if remote.read_only else Autonomy.SUPERVISED,
         timeout_seconds=connection.call_timeout,
+        # our own cap (plus its marker) already applied; keep the registry from re-cutting
+        max_output_chars=connection.max_result_chars + _MARKER_ROOM,
     )
 
 
