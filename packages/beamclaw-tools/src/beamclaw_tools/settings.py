@@ -42,7 +42,9 @@ class ShellSettings(Section):
     max_timeout_seconds: float = Field(default=600.0, gt=0)
     """Upper bound on a timeout the model asks for."""
     max_output_chars: int = Field(default=DEFAULT_MAX_OUTPUT_CHARS, ge=100)
+    """Output kept (head and tail) before the truncation marker."""
     shell: str = "/bin/bash"
+    """The shell ``bash`` runs scripts with (``terminal`` uses no shell)."""
     strip_env: list[str] = Field(default_factory=list[str])
     """Extra variable names removed from the child environment (configured secrets)."""
     keep_env: list[str] = Field(default_factory=list[str])
@@ -58,9 +60,13 @@ class NetworkSettings(Section):
     """Exceptions to the private-address refusal: ``host``, ``host:port``, ``ip``,
     ``ip:port``, ``[v6]:port`` or a CIDR such as ``10.0.0.0/8``."""
     max_response_bytes: int = Field(default=1_000_000, ge=1)
+    """Bytes of a response body read; the rest is not downloaded."""
     timeout_seconds: float = Field(default=30.0, gt=0)
+    """Timeout of each connect/read/write."""
     max_redirects: int = Field(default=5, ge=0)
+    """Redirects followed (each hop re-checked by the SSRF guard)."""
     max_output_chars: int = Field(default=DEFAULT_MAX_OUTPUT_CHARS, ge=100)
+    """Cap on the text the model reads."""
 
 
 class HttpRequestSettings(NetworkSettings):
@@ -74,15 +80,20 @@ class WebFetchSettings(NetworkSettings):
     """``[tools.web_fetch]``."""
 
     user_agent: str = "BeamClaw/0.1 (+web_fetch)"
+    """User-Agent header sent with page requests."""
 
 
 class WebSearchSettings(Section):
     """``[tools.web_search]``: Brave Search; the tool is offered only with an API key."""
 
     api_key: Secret | None = None
+    """Brave Search subscription token; without it web_search is not offered."""
     base_url: str = "https://api.search.brave.com/res/v1"
+    """Brave Search API base (``/web/search`` is appended)."""
     timeout_seconds: float = Field(default=20.0, gt=0)
+    """Timeout of the search request."""
     max_results: int = Field(default=10, ge=1, le=20)
+    """Upper bound on results per search."""
 
 
 class FileToolsSettings(Section):
@@ -91,32 +102,44 @@ class FileToolsSettings(Section):
     extra_roots: list[Path] = Field(default_factory=list[Path])
     """Directories besides the agent workspace the file tools may touch."""
     max_read_bytes: int = Field(default=2_000_000, ge=1)
+    """Bytes read_file reads from one file."""
     max_write_bytes: int = Field(default=5_000_000, ge=1)
+    """Largest file write_file/edit_file/apply_patch write."""
     max_output_chars: int = Field(default=DEFAULT_MAX_OUTPUT_CHARS, ge=100)
+    """Cap on the text read_file/list_dir return."""
     timeout_seconds: float = Field(default=30.0, gt=0)
+    """Timeout of one file tool call."""
 
 
 class KeywordSearchSettings(Section):
     """``[tools.keyword_search]``."""
 
     max_matches: int = Field(default=200, ge=1)
+    """Matching lines returned at most."""
     max_files: int = Field(default=5_000, ge=1)
+    """Files scanned at most."""
     max_file_bytes: int = Field(default=1_000_000, ge=1)
+    """Larger files are skipped."""
     timeout_seconds: float = Field(default=30.0, gt=0)
+    """Timeout of one search."""
 
 
 class JqSettings(Section):
     """``[tools.jq]``."""
 
     max_input_bytes: int = Field(default=5_000_000, ge=1)
+    """Largest JSON input (inline or file)."""
     timeout_seconds: float = Field(default=15.0, gt=0)
+    """Timeout of one jq run."""
 
 
 class AgentToolsSettings(Section):
     """``[tools.agents.<agent_id>]``: glob patterns of tool names for one agent."""
 
     allow: list[str] = Field(default_factory=lambda: ["*"])
+    """Tool names this agent may use (glob patterns)."""
     deny: list[str] = Field(default_factory=list[str])
+    """Tool names this agent may not use, even when allowed (glob patterns)."""
 
 
 class ToolsSettings(Section):
@@ -129,6 +152,7 @@ class ToolsSettings(Section):
     max_output_chars: int = Field(default=DEFAULT_MAX_OUTPUT_CHARS, ge=100)
     """Cap on any tool result the model reads (registry-wide default)."""
     agents: dict[str, AgentToolsSettings] = Field(default_factory=dict[str, AgentToolsSettings])
+    """Per-agent allow/deny lists, narrowing ``enabled``/``disabled``."""
     bash: ShellSettings = Field(default_factory=ShellSettings)
     terminal: ShellSettings = Field(default_factory=ShellSettings)
     http_request: HttpRequestSettings = Field(default_factory=HttpRequestSettings)
