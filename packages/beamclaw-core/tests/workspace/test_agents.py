@@ -249,3 +249,15 @@ def test_rehatch_restores_deleted_bootstrap_and_directories() -> None:
 def test_rehatch_missing_agent() -> None:
     with pytest.raises(AgentNotFoundError):
         rehatch_agent("ghost")
+
+
+def test_hand_made_directory_with_a_looser_name_is_usable(beamclaw_home: Path) -> None:
+    legacy = beamclaw_home / "agents" / "Legacy.Agent"
+    legacy.mkdir(parents=True)
+    (legacy / "SOUL.md").write_text("old soul", encoding="utf-8")
+    assert [a.name for a in list_agents()] == ["Legacy.Agent"]
+    assert show_agent("Legacy.Agent").summary.files == (BootstrapFile.SOUL,)
+    with pytest.raises(InvalidAgentNameError):
+        create_agent("Other.Agent")
+    delete_agent("Legacy.Agent")
+    assert not legacy.exists()

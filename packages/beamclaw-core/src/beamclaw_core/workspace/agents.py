@@ -34,8 +34,9 @@ from beamclaw_core.workspace.layout import (
     SKILLS_DIRNAME,
     agent_dir,
     agents_root,
+    is_addressable,
 )
-from beamclaw_core.workspace.names import PROTECTED_AGENTS, is_valid_agent_name
+from beamclaw_core.workspace.names import PROTECTED_AGENTS, validate_agent_name
 from beamclaw_core.workspace.templates import BOOTSTRAP_FILES, BootstrapFile, default_template
 
 _DAILY_LOG_NAME = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -126,7 +127,7 @@ def create_agent(name: str, *, home: Path | None = None) -> AgentSummary:
         AgentExistsError: the workspace already exists.
         WorkspaceIOError: the file system refused.
     """
-    target = agent_dir(name, home)
+    target = agent_dir(validate_agent_name(name), home)
     if target.exists():
         raise AgentExistsError(name)
     root = target.parent
@@ -168,12 +169,16 @@ def agent_exists(name: str, *, home: Path | None = None) -> bool:
 
 
 def list_agents(*, home: Path | None = None) -> tuple[AgentSummary, ...]:
-    """Every agent workspace, sorted by name. Directories with invalid names are ignored."""
+    """Every agent workspace, sorted by name.
+
+    Directories whose names are not safe agent names (hidden ones, staging directories)
+    are ignored; one created by hand with an older, looser name (``My.Agent``) is listed.
+    """
     root = agents_root(home)
     if not root.is_dir():
         return ()
     try:
-        entries = sorted(p for p in root.iterdir() if p.is_dir() and is_valid_agent_name(p.name))
+        entries = sorted(p for p in root.iterdir() if p.is_dir() and is_addressable(p.name))
     except OSError as exc:
         raise _io_error("*", root, exc) from exc
     return tuple(_summary(p.name, p) for p in entries)

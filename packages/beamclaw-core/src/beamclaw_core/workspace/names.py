@@ -10,6 +10,10 @@ keep it portable and unambiguous on every file system:
 * not a Windows device name (``con``, ``nul``, ``com1`` …), which no file system there
   can hold.
 
+These rules apply when an agent is *created*. An existing directory is addressed by
+the looser, path-safe rule shared with the file tools (``beamclaw_tools.validate_agent_id``:
+letters, digits, ``.``, ``-``, ``_``), so a workspace made by hand is still usable.
+
 ``default`` is a valid name and is protected from deletion.
 """
 
