@@ -50,8 +50,14 @@ def _guarded_connect_ex(self: socket.socket, address: Any) -> int:
 socket.socket.connect = _guarded_connect  # type: ignore[method-assign]  # network guard for tests
 socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
 
-_SECRET_VARS = ("OPENROUTER_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
-                "BRAVE_API_KEY", "TELEGRAM_BOT_TOKEN", "BEAMCLAW_GATEWAY_TOKEN")
+_SECRET_VARS = (
+    "OPENROUTER_API_KEY",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "BRAVE_API_KEY",
+    "TELEGRAM_BOT_TOKEN",
+    "BEAMCLAW_GATEWAY_TOKEN",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -60,8 +66,10 @@ def beamclaw_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "beamclaw-home"
     monkeypatch.setenv("BEAMCLAW_HOME", str(home))
     for var in list(os.environ):
-        if var.startswith("BEAMCLAW_") and var not in ("BEAMCLAW_HOME",) and not var.startswith(
-            "BEAMCLAW_TEST_"
+        if (
+            var.startswith("BEAMCLAW_")
+            and var not in ("BEAMCLAW_HOME",)
+            and not var.startswith("BEAMCLAW_TEST_")
         ):
             monkeypatch.delenv(var, raising=False)
     for var in _SECRET_VARS:

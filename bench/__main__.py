@@ -24,7 +24,8 @@ HERE = Path(__file__).parent
 
 def discover() -> list[str]:
     return sorted(
-        m.name for m in pkgutil.iter_modules([str(HERE)])
+        m.name
+        for m in pkgutil.iter_modules([str(HERE)])
         if not m.name.startswith("_") and m.name != "common"
     )
 
@@ -55,7 +56,7 @@ def main(argv: list[str]) -> int:
         try:
             results[area] = run_area(area)
             _print(area, results[area])
-        except Exception as exc:  # noqa: BLE001 - report every area, fail at the end
+        except Exception as exc:
             failed = True
             results[area] = {"error": f"{type(exc).__name__}: {exc}"}
             print(f"\n== {area} == FAILED: {exc}", file=sys.stderr)

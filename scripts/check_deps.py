@@ -17,7 +17,10 @@ DEPTRY = Path(sys.executable).parent / "deptry"
 
 def check(package_dir: Path) -> bool:
     result = subprocess.run(
-        [str(DEPTRY), "src", "--no-ansi"], cwd=package_dir, capture_output=True, text=True,
+        [str(DEPTRY), "src", "--no-ansi"],
+        cwd=package_dir,
+        capture_output=True,
+        text=True,
         check=False,
     )
     ok = result.returncode == 0

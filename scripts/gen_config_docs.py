@@ -14,9 +14,10 @@ from pathlib import Path
 from types import UnionType
 from typing import Any, Union, get_args, get_origin
 
-from beamclaw_gateway import BeamclawConfig
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
+
+from beamclaw_gateway import BeamclawConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "configuration.md"
@@ -57,8 +58,10 @@ def _default(field: Any) -> str:
     if isinstance(value, BaseModel):
         value = value.model_dump(mode="json")
     elif isinstance(value, dict):
-        value = {k: (v.model_dump(mode="json") if isinstance(v, BaseModel) else v)
-                 for k, v in value.items()}  # type: ignore[union-attr]
+        value = {
+            k: (v.model_dump(mode="json") if isinstance(v, BaseModel) else v)
+            for k, v in value.items()
+        }  # type: ignore[union-attr]
     text = json.dumps(value, default=str)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -84,8 +87,12 @@ def rows(model: type[BaseModel], prefix: str = "") -> list[str]:
 
 
 def generate() -> str:
-    lines = [BEGIN, "", "| key | type | default | environment override | meaning |",
-             "|---|---|---|---|---|"]
+    lines = [
+        BEGIN,
+        "",
+        "| key | type | default | environment override | meaning |",
+        "|---|---|---|---|---|",
+    ]
     lines += rows(BeamclawConfig)
     lines += ["", END]
     return "\n".join(lines)

@@ -32,7 +32,9 @@ def test_each_package_declares_exactly_the_siblings_below_it(index: int) -> None
     project = data["project"]
     assert isinstance(project, dict)
     deps = [str(d) for d in project["dependencies"]]
-    siblings = sorted(d.split(">")[0].split("=")[0].strip() for d in deps if d.startswith("beamclaw-"))
+    siblings = sorted(
+        d.split(">")[0].split("=")[0].strip() for d in deps if d.startswith("beamclaw-")
+    )
     assert siblings == sorted(f"beamclaw-{n}" for n in LAYERS[:index])
     sources = data.get("tool", {}).get("uv", {}).get("sources", {})  # type: ignore[union-attr]
     assert sorted(sources) == sorted(f"beamclaw-{n}" for n in LAYERS[:index])
@@ -42,8 +44,9 @@ def test_each_package_declares_exactly_the_siblings_below_it(index: int) -> None
 
 
 def test_import_contracts_hold() -> None:
-    r = subprocess.run([str(BIN / "lint-imports")], cwd=ROOT, capture_output=True, text=True,
-                       check=False)
+    r = subprocess.run(
+        [str(BIN / "lint-imports")], cwd=ROOT, capture_output=True, text=True, check=False
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "0 broken" in r.stdout
 
@@ -59,17 +62,27 @@ def test_upward_import_breaks_the_contract(tmp_path: Path) -> None:
     victim.write_text(victim.read_text() + "\nimport beamclaw_gateway  # upward!\n")
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
-    r = subprocess.run([str(BIN / "lint-imports"), "--config", str(tmp_path / "pyproject.toml"),
-                        "--no-cache"], cwd=tmp_path, capture_output=True, text=True, env=env,
-                       check=False)
+    r = subprocess.run(
+        [str(BIN / "lint-imports"), "--config", str(tmp_path / "pyproject.toml"), "--no-cache"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     assert r.returncode != 0, r.stdout
     assert "BROKEN" in r.stdout
     assert "beamclaw_obs.health -> beamclaw_gateway" in r.stdout
 
 
 def test_every_package_imports_only_what_it_declares() -> None:
-    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "check_deps.py")], cwd=ROOT,
-                       capture_output=True, text=True, check=False)
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "check_deps.py")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -79,6 +92,7 @@ def test_public_api_is_curated(name: str) -> None:
 
     module = importlib.import_module(f"beamclaw_{name}")
     exported = list(module.__all__)
+
     def isort_key(n: str) -> tuple[int, str]:  # ruff RUF022 order: CONSTANTS, Classes, rest
         return (0 if n.isupper() else 1 if n[:1].isupper() else 2, n)
 

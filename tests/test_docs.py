@@ -10,8 +10,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_configuration_reference_is_current() -> None:
-    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_config_docs.py"), "--check"],
-                       capture_output=True, text=True, check=False)
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "gen_config_docs.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
 
 

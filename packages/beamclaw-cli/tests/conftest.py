@@ -27,12 +27,18 @@ Run = Callable[..., subprocess.CompletedProcess[str]]
 def run_cli(beamclaw_home: Path) -> Run:
     """Run ``beamclaw ARGS`` with the test's environment; returns the completed process."""
 
-    def run(*args: str, env: dict[str, str] | None = None, timeout: float = 60,
-            input: str | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        *args: str, env: dict[str, str] | None = None, timeout: float = 60, input: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
         full_env = {**os.environ, **(env or {})}
         return subprocess.run(
-            [BEAMCLAW, *args], capture_output=True, text=True, env=full_env,
-            timeout=timeout, input=input, check=False,
+            [BEAMCLAW, *args],
+            capture_output=True,
+            text=True,
+            env=full_env,
+            timeout=timeout,
+            input=input,
+            check=False,
         )
 
     return run

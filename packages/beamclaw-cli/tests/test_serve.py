@@ -35,8 +35,9 @@ def _wait_health(port: int, proc: subprocess.Popen[str], timeout: float = 30) ->
 def test_serve_health_metrics_and_clean_ctrl_c(beamclaw_home: Path) -> None:
     port = free_port()
     env = {**os.environ, "BEAMCLAW_PORT": str(port)}
-    proc = subprocess.Popen([BEAMCLAW, "serve"], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [BEAMCLAW, "serve"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         body = _wait_health(port, proc)
         assert body["status"] == "up"
@@ -58,9 +59,14 @@ def test_serve_health_metrics_and_clean_ctrl_c(beamclaw_home: Path) -> None:
 
 def test_serve_names_the_provider_when_key_present(beamclaw_home: Path) -> None:
     port = free_port()
-    env = {**os.environ, "BEAMCLAW_PORT": str(port), "OPENROUTER_API_KEY": "sk-or-v1-testkeytestkeytestkey"}
-    proc = subprocess.Popen([BEAMCLAW, "serve"], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    env = {
+        **os.environ,
+        "BEAMCLAW_PORT": str(port),
+        "OPENROUTER_API_KEY": "sk-or-v1-testkeytestkeytestkey",
+    }
+    proc = subprocess.Popen(
+        [BEAMCLAW, "serve"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         _wait_health(port, proc)
         proc.send_signal(signal.SIGTERM)
@@ -98,8 +104,13 @@ def test_unknown_key_warns_but_starts(run_cli: Run, beamclaw_home: Path) -> None
     beamclaw_home.mkdir(parents=True)
     port = free_port()
     (beamclaw_home / "beamclaw.toml").write_text(f"[gateway.http]\nport = {port}\nprot = 1\n")
-    proc = subprocess.Popen([BEAMCLAW, "serve"], env=dict(os.environ), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [BEAMCLAW, "serve"],
+        env=dict(os.environ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         _wait_health(port, proc)
         proc.send_signal(signal.SIGINT)
@@ -132,15 +143,19 @@ def test_port_in_use(run_cli: Run) -> None:
 def test_unwritable_home(run_cli: Run, tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    line = _one_line_error(run_cli("serve", env={"BEAMCLAW_HOME": str(blocker / "home"),
-                                                 "BEAMCLAW_PORT": str(free_port())}))
+    line = _one_line_error(
+        run_cli(
+            "serve", env={"BEAMCLAW_HOME": str(blocker / "home"), "BEAMCLAW_PORT": str(free_port())}
+        )
+    )
     assert "not writable" in line
 
 
 def test_unreachable_postgres(run_cli: Run) -> None:
     url = f"postgresql://u:hidden-pass@127.0.0.1:{free_port()}/db"
-    line = _one_line_error(run_cli("serve", env={"BEAMCLAW_DATABASE_URL": url,
-                                                 "BEAMCLAW_PORT": str(free_port())}))
+    line = _one_line_error(
+        run_cli("serve", env={"BEAMCLAW_DATABASE_URL": url, "BEAMCLAW_PORT": str(free_port())})
+    )
     assert "unavailable" in line and "127.0.0.1" in line
     assert "hidden-pass" not in line
 

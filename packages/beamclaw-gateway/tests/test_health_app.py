@@ -7,6 +7,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+
 from beamclaw_gateway import BeamclawConfig, GatewayRuntime, create_app, load_config
 from beamclaw_obs import EventType, emit, get_emitter
 
@@ -71,8 +72,9 @@ async def test_metrics_can_be_disabled(beamclaw_home: Path) -> None:
 
 
 @pytest.mark.postgres
-async def test_runtime_migrates_on_postgres(beamclaw_home: Path, postgres_url: str,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_runtime_migrates_on_postgres(
+    beamclaw_home: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("BEAMCLAW_DATABASE_URL", postgres_url)
     runtime = GatewayRuntime(load_config().settings)
     await runtime.start()
@@ -81,4 +83,3 @@ async def test_runtime_migrates_on_postgres(beamclaw_home: Path, postgres_url: s
         assert runtime.health.ready()
     finally:
         await runtime.stop()
-

@@ -6,6 +6,8 @@ import socket
 from pathlib import Path
 
 import pytest
+from sqlalchemy import inspect, text
+
 from beamclaw_memory import (
     Database,
     DatabaseUnavailableError,
@@ -14,12 +16,13 @@ from beamclaw_memory import (
     normalise_url,
     resolve_database_url,
 )
-from sqlalchemy import inspect, text
 
 
 def test_url_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert resolve_database_url(None, tmp_path) == f"sqlite+aiosqlite:///{tmp_path}/beamclaw.db"
-    assert resolve_database_url("postgresql://u:p@h/db", tmp_path) == "postgresql+asyncpg://u:p@h/db"
+    assert (
+        resolve_database_url("postgresql://u:p@h/db", tmp_path) == "postgresql+asyncpg://u:p@h/db"
+    )
     monkeypatch.setenv("BEAMCLAW_DATABASE_URL", "postgres://x@y/z")
     assert resolve_database_url("sqlite:///ignored.db", tmp_path) == "postgresql+asyncpg://x@y/z"
 
@@ -40,10 +43,10 @@ async def test_sqlite_is_wal_and_migrates_idempotently(tmp_path: Path) -> None:
         await db.check()
         heads = await db.migrate()
         assert set(heads) == expected_heads()
-        assert "memory_0001" in heads
+        assert "memory_0002" in heads
         assert await db.migrate() == heads  # second run is a no-op
         tables = await _tables(db)
-        assert {"memory_entries", "embedding_cache", "alembic_version"} <= tables
+        assert {"memory_entries", "embedding_cache", "memory_sources", "alembic_version"} <= tables
         async with db.engine.connect() as conn:
             mode = (await conn.execute(text("PRAGMA journal_mode"))).scalar_one()
             fks = (await conn.execute(text("PRAGMA foreign_keys"))).scalar_one()

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import Field
+
 from beamclaw_obs import (
     BeamclawSettingsBase,
     ConfigError,
@@ -16,7 +18,6 @@ from beamclaw_obs import (
     scrub,
 )
 from beamclaw_obs.scrub import forget_secrets
-from pydantic import Field
 
 
 class Inner(Section):
@@ -28,8 +29,8 @@ class Alpha(Section):
     name: str = "a"
     count: int = 3
     inner: Inner = Field(default_factory=Inner)
-    servers: list[Inner] = Field(default_factory=lambda: [])
-    named: dict[str, Inner] = Field(default_factory=lambda: {})
+    servers: list[Inner] = Field(default_factory=list)
+    named: dict[str, Inner] = Field(default_factory=dict)
 
 
 class Root(BeamclawSettingsBase):
@@ -49,8 +50,9 @@ def test_defaults_when_no_file(beamclaw_home: Path) -> None:
     assert loaded.settings.alpha.count == 3
 
 
-def test_home_file_then_explicit_file_win(beamclaw_home: Path, tmp_path: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_home_file_then_explicit_file_win(
+    beamclaw_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     home_file = write(beamclaw_home / "beamclaw.toml", "[alpha]\ncount = 5\n")
     assert find_config_file() == home_file
     assert load_settings(Root).settings.alpha.count == 5
@@ -67,9 +69,13 @@ def test_missing_explicit_file_is_an_error(monkeypatch: pytest.MonkeyPatch, tmp_
         load_settings(Root)
 
 
-def test_env_overrides_file_with_nesting(beamclaw_home: Path,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    write(beamclaw_home / "beamclaw.toml", "[alpha]\ncount = 5\nname = 'file'\n[alpha.inner]\ndepth = 2\n")
+def test_env_overrides_file_with_nesting(
+    beamclaw_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(
+        beamclaw_home / "beamclaw.toml",
+        "[alpha]\ncount = 5\nname = 'file'\n[alpha.inner]\ndepth = 2\n",
+    )
     monkeypatch.setenv("BEAMCLAW_ALPHA__COUNT", "9")
     monkeypatch.setenv("BEAMCLAW_ALPHA__INNER__DEPTH", "4")
     s = load_settings(Root).settings
@@ -103,8 +109,13 @@ def test_unknown_keys_warn_not_crash(tmp_path: Path) -> None:
     loaded = load_settings(Root, f)
     assert loaded.settings.alpha.count == 2
     joined = " ".join(loaded.warnings)
-    for key in ("'bogus'", "'alpha.typo_key'", "'alpha.inner.deep_typo'",
-                "'alpha.servers[0].what'", "'alpha.named.x.zzz'"):
+    for key in (
+        "'bogus'",
+        "'alpha.typo_key'",
+        "'alpha.inner.deep_typo'",
+        "'alpha.servers[0].what'",
+        "'alpha.named.x.zzz'",
+    ):
         assert key in joined
 
 

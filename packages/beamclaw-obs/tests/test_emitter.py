@@ -6,6 +6,7 @@ import threading
 import time
 
 import pytest
+
 from beamclaw_obs import Emitter, Event, EventType, register_secret
 from beamclaw_obs.scrub import forget_secrets
 

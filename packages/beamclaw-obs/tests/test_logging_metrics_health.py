@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+from loguru import logger
+
 from beamclaw_obs import (
     ComponentHealth,
     Emitter,
@@ -17,7 +20,6 @@ from beamclaw_obs import (
     ensure_home,
 )
 from beamclaw_obs.errors import HomeNotWritableError
-from loguru import logger
 
 
 def test_json_log_lines_are_written_and_scrubbed(tmp_path: Path) -> None:
@@ -25,7 +27,9 @@ def test_json_log_lines_are_written_and_scrubbed(tmp_path: Path) -> None:
     assert path is not None
     em = Emitter()
     em.add_backend(LogBackend())
-    em.emit(EventType.TOOL_CALL_START, tool_name="bash", args={"cmd": "echo sk-abcdefghijklmnop1234"})
+    em.emit(
+        EventType.TOOL_CALL_START, tool_name="bash", args={"cmd": "echo sk-abcdefghijklmnop1234"}
+    )
     em.flush()
     em.close()
     logger.info("plain line with password=swordfish99")
@@ -42,8 +46,14 @@ def test_metrics_backend_renders_prometheus_text() -> None:
     em = Emitter()
     metrics = MetricsBackend(stats=em.stats)
     em.add_backend(metrics)
-    em.emit(EventType.LLM_RESPONSE, model="m1", success=True, duration_ms=120,
-            prompt_tokens=10, completion_tokens=5)
+    em.emit(
+        EventType.LLM_RESPONSE,
+        model="m1",
+        success=True,
+        duration_ms=120,
+        prompt_tokens=10,
+        completion_tokens=5,
+    )
     em.emit(EventType.TOOL_CALL_RESULT, tool_name="bash", success=False, duration_ms=3)
     em.emit(EventType.TURN_COMPLETE, total_duration_ms=400)
     em.flush()
@@ -78,9 +88,6 @@ def test_health_registry_readiness_and_broken_probe() -> None:
 def test_unwritable_home_is_a_clear_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    try:
+    with pytest.raises(HomeNotWritableError, match="not writable") as err:
         ensure_home(blocker / "home")
-    except HomeNotWritableError as err:
-        assert str(blocker / "home") in str(err)
-    else:
-        raise AssertionError("expected HomeNotWritableError")
+    assert str(blocker / "home") in str(err.value)

@@ -14,14 +14,18 @@ import sys
 from importlib import import_module
 
 import typer
-from beamclaw_gateway import BeamclawGatewayError
-from beamclaw_memory import BeamclawMemoryError
-from beamclaw_obs import BeamclawObsError
 
-from beamclaw_cli.errors import BeamclawCliError, UsageError
+from beamclaw_cli.errors import UsageError
 from beamclaw_cli.state import cli_state
 
-COMMAND_MODULES: tuple[str, ...] = ("serve", "version")
+COMMAND_MODULES: tuple[str, ...] = (
+    "serve",
+    "daemon",
+    "doctor",
+    "config",
+    "agent",
+    "version",
+)
 
 app = typer.Typer(
     name="beamclaw",
@@ -42,18 +46,23 @@ def _root(
 for _name in COMMAND_MODULES:
     import_module(f"beamclaw_cli.commands.{_name}").register(app)
 
-_KNOWN_ERRORS: tuple[type[BaseException], ...] = (
-    BeamclawCliError,
-    BeamclawObsError,
-    BeamclawMemoryError,
-    BeamclawGatewayError,
-)
+
+def is_beamclaw_error(exc: BaseException) -> bool:
+    """True for any package's ``Beamclaw<X>Error`` (checked by name: no heavy imports)."""
+    return any(
+        cls.__module__.startswith("beamclaw_")
+        and cls.__name__.startswith("Beamclaw")
+        and cls.__name__.endswith("Error")
+        for cls in type(exc).__mro__
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``beamclaw`` script. Returns the exit code."""
     try:
-        app(args=argv, standalone_mode=False)
+        result = app(args=argv, standalone_mode=False)
+        if isinstance(result, int):  # click returns typer.Exit codes in this mode
+            return result
     except KeyboardInterrupt:
         return 130
     except SystemExit as exc:
@@ -70,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except Exception as exc:  # noqa: BLE001 - the CLI's last line of defence
+    except Exception as exc:
         if cli_state.debug:
             import traceback
 
@@ -78,11 +87,13 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, UsageError):
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        if isinstance(exc, _KNOWN_ERRORS):
+        if is_beamclaw_error(exc):
             print(f"error: {exc}", file=sys.stderr)
             return 1
-        print(f"error: unexpected {type(exc).__name__}: {exc} (run with --debug for details)",
-              file=sys.stderr)
+        print(
+            f"error: unexpected {type(exc).__name__}: {exc} (run with --debug for details)",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

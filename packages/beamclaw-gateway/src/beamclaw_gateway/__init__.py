@@ -1,17 +1,16 @@
 """beamclaw-gateway: the HTTP/WebSocket API, channels, auth and rate limiting."""
 
 from beamclaw_gateway._version import __version__
-
-from beamclaw_gateway.app import create_app  # noqa: E402
-from beamclaw_gateway.config import BeamclawConfig, effective_port, load_config  # noqa: E402
-from beamclaw_gateway.errors import (  # noqa: E402
+from beamclaw_gateway.app import create_app
+from beamclaw_gateway.config import BeamclawConfig, effective_port, load_config
+from beamclaw_gateway.errors import (
     BeamclawGatewayError,
     GatewayConfigError,
     PortInUseError,
 )
-from beamclaw_gateway.runtime import GatewayRuntime  # noqa: E402
-from beamclaw_gateway.server import check_bind_policy, is_loopback, serve  # noqa: E402
-from beamclaw_gateway.settings import GatewaySettings, HttpSettings  # noqa: E402
+from beamclaw_gateway.runtime import GatewayRuntime
+from beamclaw_gateway.server import check_bind_policy, is_loopback, serve
+from beamclaw_gateway.settings import GatewaySettings, HttpSettings
 
 __all__ = [
     "BeamclawConfig",

@@ -5,17 +5,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from pydantic import Field
+
 from beamclaw_core import CoreSettings
+from beamclaw_gateway.errors import GatewayConfigError
+from beamclaw_gateway.settings import GatewaySettings
 from beamclaw_mcp.settings import MCPSettings
 from beamclaw_memory import MemorySettings
 from beamclaw_obs import BeamclawSettingsBase, LoadedConfig, ObsSettings, load_settings
 from beamclaw_sandbox.settings import SandboxSettings
 from beamclaw_scheduler.settings import SchedulerSettings
 from beamclaw_tools.settings import ToolsSettings
-from pydantic import Field
-
-from beamclaw_gateway.errors import GatewayConfigError
-from beamclaw_gateway.settings import GatewaySettings
 
 PORT_ENV = "BEAMCLAW_PORT"
 

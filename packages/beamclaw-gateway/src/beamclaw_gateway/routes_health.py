@@ -46,7 +46,9 @@ async def health(request: Request) -> HealthBody:
 
 
 @router.get(
-    "/ready", response_model=ReadyBody, tags=["health"],
+    "/ready",
+    response_model=ReadyBody,
+    tags=["health"],
     responses={503: {"model": ReadyBody, "description": "Not ready to take turns"}},
 )
 async def ready(request: Request) -> JSONResponse:
@@ -57,7 +59,9 @@ async def ready(request: Request) -> JSONResponse:
 
 
 @router.get(
-    "/metrics", tags=["health"], response_class=Response,
+    "/metrics",
+    tags=["health"],
+    response_class=Response,
     responses={200: {"content": {"text/plain": {}}}, 404: {"description": "Metrics disabled"}},
 )
 async def metrics(request: Request) -> Response:

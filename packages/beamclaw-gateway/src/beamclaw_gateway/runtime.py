@@ -10,6 +10,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from loguru import logger
+
+from beamclaw_gateway.config import BeamclawConfig
 from beamclaw_memory import Database, resolve_database_url
 from beamclaw_obs import (
     ComponentHealth,
@@ -23,9 +26,6 @@ from beamclaw_obs import (
     ensure_home,
     get_emitter,
 )
-from loguru import logger
-
-from beamclaw_gateway.config import BeamclawConfig
 
 
 class GatewayRuntime:
@@ -77,8 +77,9 @@ class GatewayRuntime:
             HealthState.UP,
             data={"url": self.database.display_url, "migrations": heads},
         )
-        logger.info("database ready: {} ({} migration heads)", self.database.display_url,
-                    len(heads))
+        logger.info(
+            "database ready: {} ({} migration heads)", self.database.display_url, len(heads)
+        )
         self._started = True
         emit(EventType.GATEWAY_START, home=str(self.home))
 

@@ -6,15 +6,17 @@ import asyncio
 import errno
 import ipaddress
 import socket
+from types import FrameType
 
 import uvicorn
-from beamclaw_core import describe_llm_provider
 from loguru import logger
 
+from beamclaw_core import describe_llm_provider
 from beamclaw_gateway.app import create_app
 from beamclaw_gateway.config import BeamclawConfig, effective_port
 from beamclaw_gateway.errors import GatewayConfigError, PortInUseError
 from beamclaw_gateway.runtime import GatewayRuntime
+import contextlib
 
 
 def is_loopback(host: str) -> bool:
@@ -72,11 +74,24 @@ def serve(config: BeamclawConfig) -> None:
     check_port_free(host, port)
     _usable, line = describe_llm_provider(config.core)
     print(line, flush=True)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve(config, host, port))
-    except KeyboardInterrupt:
-        pass
     logger.info("gateway stopped")
+
+
+class _GatewayServer(uvicorn.Server):
+    """uvicorn's server, minus re-raising the shutdown signal after serving.
+
+    uvicorn re-raises SIGINT/SIGTERM once it has shut down, which for SIGTERM kills the
+    process before the runtime's own shutdown (sessions persisted, pid file removed) can
+    run. Here the first signal asks for a graceful exit and a second one forces it.
+    """
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if self.should_exit:
+            self.force_exit = True
+        else:
+            self.should_exit = True
 
 
 async def _serve(config: BeamclawConfig, host: str, port: int) -> None:
@@ -84,14 +99,18 @@ async def _serve(config: BeamclawConfig, host: str, port: int) -> None:
     try:
         await runtime.start()
         app = create_app(runtime)
-        server = uvicorn.Server(
+        server = _GatewayServer(
             uvicorn.Config(
-                app, host=host, port=port, log_level="warning", lifespan="on",
-                access_log=False, server_header=False,
+                app,
+                host=host,
+                port=port,
+                log_level="warning",
+                lifespan="on",
+                access_log=False,
+                server_header=False,
             )
         )
-        print(f"BeamClaw gateway listening on http://{host}:{port} (Ctrl-C to stop)",
-              flush=True)
+        print(f"BeamClaw gateway listening on http://{host}:{port} (Ctrl-C to stop)", flush=True)
         await server.serve()
         if not server.started:
             raise GatewayConfigError(f"the HTTP listener on {host}:{port} failed to start")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from beamclaw_obs import Secret, Section
 from pydantic import Field
+
+from beamclaw_obs import Secret, Section
 
 
 class HttpSettings(Section):

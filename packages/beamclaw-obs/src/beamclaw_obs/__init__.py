@@ -18,7 +18,6 @@ from beamclaw_obs.errors import (
     ConfigError,
     HomeNotWritableError,
     MissingSecretError,
-    RestartIntensityExceeded,
     SupervisorError,
 )
 from beamclaw_obs.events import Event, EventType
@@ -64,7 +63,6 @@ __all__ = [
     "ObsBackend",
     "ObsSettings",
     "Restart",
-    "RestartIntensityExceeded",
     "Secret",
     "Section",
     "Supervisor",

@@ -32,7 +32,9 @@ CONFIG_ENV = "BEAMCLAW_CONFIG"
 CONFIG_FILE_NAME = "beamclaw.toml"
 DEFAULTS_SOURCE = "packaged defaults"
 
-_file_data: ContextVar[dict[str, Any]] = ContextVar("beamclaw_config_file_data", default={})
+_file_data: ContextVar[dict[str, Any] | None] = ContextVar(
+    "beamclaw_config_file_data", default=None
+)
 
 
 class Section(BaseModel):
@@ -43,10 +45,10 @@ class Section(BaseModel):
 
 class _FileSource(PydanticBaseSettingsSource):
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
-        return _file_data.get().get(field_name), field_name, False
+        return (_file_data.get() or {}).get(field_name), field_name, False
 
     def __call__(self) -> dict[str, Any]:
-        return dict(_file_data.get())
+        return dict(_file_data.get() or {})
 
 
 class BeamclawSettingsBase(BaseSettings):
@@ -61,8 +63,13 @@ class BeamclawSettingsBase(BaseSettings):
     )
     #: top-level environment names that are not section overrides
     reserved_env: ClassVar[frozenset[str]] = frozenset(
-        {"BEAMCLAW_HOME", "BEAMCLAW_CONFIG", "BEAMCLAW_PORT", "BEAMCLAW_DATABASE_URL",
-         "BEAMCLAW_USER"}
+        {
+            "BEAMCLAW_HOME",
+            "BEAMCLAW_CONFIG",
+            "BEAMCLAW_PORT",
+            "BEAMCLAW_DATABASE_URL",
+            "BEAMCLAW_USER",
+        }
     )
 
     @classmethod
@@ -87,7 +94,7 @@ class LoadedConfig(Generic[S]):
     settings: S
     source: str
     path: Path | None
-    warnings: list[str] = field(default_factory=lambda: [])
+    warnings: list[str] = field(default_factory=list)
 
 
 def find_config_file(environ: Mapping[str, str] | None = None) -> Path | None:

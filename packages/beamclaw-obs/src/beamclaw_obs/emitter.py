@@ -10,6 +10,7 @@ never blocks or raises into the caller. Payloads are scrubbed on the backend's t
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 import time
@@ -81,10 +82,8 @@ class Emitter:
             lane = self._lanes.pop(name, None)
         if lane is None:
             return
-        try:
+        with contextlib.suppress(queue.Full):
             lane.queue.put(_STOP, timeout=timeout)
-        except queue.Full:
-            pass
         lane.thread.join(timeout)
 
     def backends(self) -> list[str]:
@@ -107,7 +106,7 @@ class Emitter:
                     lane.queue.put_nowait(event)
                 except queue.Full:
                     lane.stats.dropped += 1
-        except Exception:  # noqa: BLE001 - emit must never raise into the caller
+        except Exception:
             return
 
     def flush(self, timeout: float = 5.0) -> bool:
@@ -135,7 +134,7 @@ class Emitter:
                 if item is _STOP:
                     try:
                         lane.backend.close()
-                    except Exception:  # noqa: BLE001 - a failing close must not kill the thread
+                    except Exception:
                         lane.stats.failed += 1
                     return
                 assert isinstance(item, Event)
@@ -143,7 +142,7 @@ class Emitter:
                 try:
                     lane.backend.handle(clean)
                     lane.stats.delivered += 1
-                except Exception:  # noqa: BLE001 - backends are isolated from each other
+                except Exception:
                     lane.stats.failed += 1
             finally:
                 lane.queue.task_done()

@@ -47,15 +47,3 @@ class HomeNotWritableError(BeamclawObsError):
 
 class SupervisorError(BeamclawObsError):
     """A supervision tree was misused (duplicate child id, unknown child, stopped)."""
-
-
-class RestartIntensityExceeded(SupervisorError):
-    """A child crashed more than MaxR times within MaxT seconds and was given up on."""
-
-    def __init__(self, child_id: str, max_restarts: int, window_seconds: float) -> None:
-        self.child_id = child_id
-        self.max_restarts = max_restarts
-        self.window_seconds = window_seconds
-        super().__init__(
-            f"child {child_id!r} exceeded {max_restarts} restarts in {window_seconds:g}s"
-        )

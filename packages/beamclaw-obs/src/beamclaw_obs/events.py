@@ -77,7 +77,7 @@ class Event:
 
     type: EventType
     ts: float
-    data: dict[str, Any] = field(default_factory=lambda: {})
+    data: dict[str, Any] = field(default_factory=dict)
 
     @property
     def session_id(self) -> str | None:

@@ -24,7 +24,8 @@ class _DropCollector(Collector):
 
     def collect(self) -> Iterable[CounterMetricFamily]:
         dropped = CounterMetricFamily(
-            "beamclaw_obs_dropped_events", "Events dropped because a backend queue was full",
+            "beamclaw_obs_dropped_events",
+            "Events dropped because a backend queue was full",
             labels=["backend"],
         )
         failed = CounterMetricFamily(
@@ -54,23 +55,29 @@ class MetricsBackend:
             "beamclaw_llm_responses", "LLM calls by outcome", ["model", "success"], registry=r
         )
         self.llm_seconds = Histogram(
-            "beamclaw_llm_duration_seconds", "LLM call duration", ["model"],
-            buckets=_SECONDS, registry=r,
+            "beamclaw_llm_duration_seconds",
+            "LLM call duration",
+            ["model"],
+            buckets=_SECONDS,
+            registry=r,
         )
         self.tool_calls = Counter(
             "beamclaw_tool_calls", "Tool calls by outcome", ["tool", "success"], registry=r
         )
         self.tool_seconds = Histogram(
-            "beamclaw_tool_duration_seconds", "Tool call duration", ["tool"],
-            buckets=_SECONDS, registry=r,
-        )
-        self.turn_seconds = Histogram(
-            "beamclaw_turn_duration_seconds", "Whole-turn duration", buckets=_SECONDS,
+            "beamclaw_tool_duration_seconds",
+            "Tool call duration",
+            ["tool"],
+            buckets=_SECONDS,
             registry=r,
         )
-        self.tokens = Counter(
-            "beamclaw_llm_tokens", "Tokens used", ["model", "kind"], registry=r
+        self.turn_seconds = Histogram(
+            "beamclaw_turn_duration_seconds",
+            "Whole-turn duration",
+            buckets=_SECONDS,
+            registry=r,
         )
+        self.tokens = Counter("beamclaw_llm_tokens", "Tokens used", ["model", "kind"], registry=r)
         if stats is not None:
             r.register(_DropCollector(stats))
 

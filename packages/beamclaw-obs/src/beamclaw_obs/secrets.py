@@ -53,9 +53,7 @@ class Secret(BaseModel):
         env = os.environ if environ is None else environ
         return bool(env.get(self.env or ""))
 
-    def resolve(
-        self, used_for: str | None = None, environ: Mapping[str, str] | None = None
-    ) -> str:
+    def resolve(self, used_for: str | None = None, environ: Mapping[str, str] | None = None) -> str:
         """The secret's value. Raises :class:`MissingSecretError` when unset or empty."""
         if self.literal is not None:
             value = self.literal.get_secret_value()

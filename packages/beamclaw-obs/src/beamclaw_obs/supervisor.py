@@ -106,7 +106,8 @@ class Supervisor:
             raise SupervisorError(f"supervisor {self.name} is stopped")
         existing = self._children.get(spec.id)
         if existing is not None and existing.status.state in (
-            ChildState.RUNNING, ChildState.RESTARTING
+            ChildState.RUNNING,
+            ChildState.RESTARTING,
         ):
             raise SupervisorError(f"child {spec.id!r} already running under {self.name}")
         child = _Child(spec=spec, status=ChildStatus(id=spec.id, state=ChildState.RUNNING))
@@ -156,7 +157,7 @@ class Supervisor:
                     child.status.state = ChildState.STOPPED
                     raise
                 error = RuntimeError("child task cancelled from outside")
-            except Exception as exc:  # noqa: BLE001 - a crash is what we supervise
+            except Exception as exc:
                 error = exc
             if child.stopping:
                 child.status.state = ChildState.STOPPED
@@ -169,9 +170,7 @@ class Supervisor:
                 return
             if error is not None:
                 child.status.last_error = f"{type(error).__name__}: {error}"
-                logger.warning(
-                    "{}/{} crashed: {}", self.name, spec.id, child.status.last_error
-                )
+                logger.warning("{}/{} crashed: {}", self.name, spec.id, child.status.last_error)
             now = self._clock()
             child.history.append(now)
             while child.history and now - child.history[0] > self.window_seconds:
@@ -179,12 +178,17 @@ class Supervisor:
             if len(child.history) > self.max_restarts:
                 child.status.state = ChildState.FAILED
                 emit(
-                    EventType.CHILD_GAVE_UP, supervisor=self.name, child=spec.id,
+                    EventType.CHILD_GAVE_UP,
+                    supervisor=self.name,
+                    child=spec.id,
                     error=child.status.last_error,
                 )
                 logger.error(
-                    "{}/{} gave up after {} restarts in {:g}s", self.name, spec.id,
-                    self.max_restarts, self.window_seconds,
+                    "{}/{} gave up after {} restarts in {:g}s",
+                    self.name,
+                    spec.id,
+                    self.max_restarts,
+                    self.window_seconds,
                 )
                 if spec.on_give_up is not None:
                     result = spec.on_give_up(error)
@@ -195,7 +199,11 @@ class Supervisor:
             child.status.state = ChildState.RESTARTING
             delay = self.backoff.delay(len(child.history))
             emit(
-                EventType.CHILD_RESTARTED, supervisor=self.name, child=spec.id,
-                restarts=child.status.restarts, delay_s=delay, error=child.status.last_error,
+                EventType.CHILD_RESTARTED,
+                supervisor=self.name,
+                child=spec.id,
+                restarts=child.status.restarts,
+                delay_s=delay,
+                error=child.status.last_error,
             )
             await asyncio.sleep(delay)

@@ -9,8 +9,15 @@ from importlib.metadata import PackageNotFoundError, version
 import typer
 
 PACKAGES = (
-    "beamclaw-obs", "beamclaw-memory", "beamclaw-tools", "beamclaw-sandbox", "beamclaw-mcp",
-    "beamclaw-core", "beamclaw-scheduler", "beamclaw-gateway", "beamclaw-cli",
+    "beamclaw-obs",
+    "beamclaw-memory",
+    "beamclaw-tools",
+    "beamclaw-sandbox",
+    "beamclaw-mcp",
+    "beamclaw-core",
+    "beamclaw-scheduler",
+    "beamclaw-gateway",
+    "beamclaw-cli",
 )
 
 

@@ -1,0 +1,100 @@
+"""``beamclaw agent create|list|show|delete|rehatch``: agent workspaces."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    group = typer.Typer(
+        help="Manage agent workspaces ($BEAMCLAW_HOME/agents/<name>).", no_args_is_help=True
+    )
+    app.add_typer(group, name="agent")
+
+    @group.command("create")
+    def create(name: str) -> None:
+        """Create an agent workspace with the default bootstrap files."""
+        from beamclaw_core.workspace import create_agent
+
+        summary = create_agent(name)
+        print(f"created agent {summary.name} at {summary.path}")
+
+    @group.command("list")
+    def list_(
+        as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    ) -> None:
+        """List agents."""
+        from beamclaw_core.workspace import list_agents
+
+        agents = list_agents()
+        if as_json:
+            print(
+                json.dumps(
+                    [
+                        {
+                            "name": a.name,
+                            "path": str(a.path),
+                            "skills": list(a.skills),
+                            "daily_logs": a.daily_logs,
+                            "hatched": a.hatched,
+                        }
+                        for a in agents
+                    ]
+                )
+            )
+            return
+        if not agents:
+            print("no agents yet (the default agent is created on first use)")
+        for a in agents:
+            print(f"{a.name:<24} {len(a.skills)} skills, {a.daily_logs} daily logs  {a.path}")
+
+    @group.command("show")
+    def show(
+        name: str,
+        as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    ) -> None:
+        """Show an agent's bootstrap files."""
+        from beamclaw_core.workspace import show_agent
+
+        details = show_agent(name)
+        if as_json:
+            print(
+                json.dumps(
+                    {
+                        "name": details.summary.name,
+                        "path": str(details.summary.path),
+                        "files": {f.file.value: f.content for f in details.files},
+                        "skills": list(details.summary.skills),
+                        "daily_logs": [d.isoformat() for d in details.daily_log_dates],
+                    }
+                )
+            )
+            return
+        print(f"# agent {details.summary.name} ({details.summary.path})")
+        for f in details.files:
+            print(f"\n## {f.file.value}")
+            print(f.content if f.content is not None else "(missing)")
+
+    @group.command("delete")
+    def delete(
+        name: str,
+        yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+    ) -> None:
+        """Delete an agent workspace (the default agent is protected)."""
+        if not yes:
+            typer.confirm(f"Delete agent {name} and all its files?", abort=True)
+        from beamclaw_core.workspace import delete_agent
+
+        delete_agent(name)
+        print(f"deleted agent {name}")
+
+    @group.command("rehatch")
+    def rehatch(name: str) -> None:
+        """Reset an agent's bootstrap files to the templates, keeping skills and memory."""
+        from beamclaw_core.workspace import rehatch_agent
+
+        result = rehatch_agent(name)
+        reset = ", ".join(f.value for f in result.reset)
+        print(f"rehatched {result.agent}: reset {reset}; kept {', '.join(result.kept)}")

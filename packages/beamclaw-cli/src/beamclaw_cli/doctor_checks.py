@@ -1,0 +1,208 @@
+"""The checks behind ``beamclaw doctor`` (imported only when doctor runs).
+
+Is this installation able to run, and is it exposed safely?
+
+Prints one ``[ok]``/``[warn]``/``[fail]`` line per check; exits 1 when any check fails.
+Network checks (provider endpoints) use a short timeout and can be skipped with
+``--offline``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import platform
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import httpx
+
+from beamclaw_cli.commands.version import package_versions
+from beamclaw_core import describe_llm_provider
+from beamclaw_gateway import BeamclawConfig, effective_port, is_loopback, load_config
+from beamclaw_memory import Database, expected_heads, resolve_database_url
+from beamclaw_obs import ConfigError, beamclaw_home
+
+Level = Literal["ok", "warn", "fail"]
+
+
+@dataclass(frozen=True)
+class Check:
+    level: Level
+    name: str
+    detail: str
+
+
+def check_python() -> list[Check]:
+    ok = sys.version_info >= (3, 11)
+    versions = ", ".join(
+        f"{k.removeprefix('beamclaw-')} {v}" for k, v in package_versions().items()
+    )
+    return [
+        Check("ok" if ok else "fail", "python", f"Python {platform.python_version()}"),
+        Check("ok", "packages", versions),
+    ]
+
+
+def check_providers(cfg: BeamclawConfig, offline: bool, timeout: float) -> list[Check]:
+    out: list[Check] = []
+    usable, line = describe_llm_provider(cfg.core)
+    out.append(
+        Check("ok" if usable else "fail", "llm provider", line.removeprefix("LLM provider: "))
+    )
+    for name, provider in sorted(cfg.core.providers.items()):
+        is_default = name == cfg.core.default_provider
+        if provider.api_key is not None and not provider.api_key.is_available():
+            if not is_default:
+                out.append(
+                    Check(
+                        "warn",
+                        f"provider {name}",
+                        f"key {provider.api_key.describe()} not set (not the default)",
+                    )
+                )
+            continue
+        if offline:
+            continue
+        try:
+            r = httpx.get(provider.base_url.rstrip("/") + "/models", timeout=timeout)
+            out.append(
+                Check(
+                    "ok",
+                    f"provider {name}",
+                    f"{provider.base_url} reachable (HTTP {r.status_code})",
+                )
+            )
+        except httpx.HTTPError as exc:
+            level: Level = "fail" if is_default else "warn"
+            out.append(
+                Check(
+                    level,
+                    f"provider {name}",
+                    f"{provider.base_url} unreachable: {type(exc).__name__}",
+                )
+            )
+    return out
+
+
+async def _database(cfg: BeamclawConfig, home: Path) -> list[Check]:
+    db = Database(resolve_database_url(cfg.memory.database_url, home))
+    try:
+        await db.check()
+        current = await db.current_heads()
+        expected = expected_heads()
+        if current == expected:
+            return [Check("ok", "database", f"{db.display_url} reachable, migrated")]
+        missing = ", ".join(sorted(expected - current))
+        return [
+            Check(
+                "warn",
+                "database",
+                f"{db.display_url} reachable; migrations {missing} will be applied at start",
+            )
+        ]
+    except Exception as exc:
+        return [Check("fail", "database", str(exc))]
+    finally:
+        await db.dispose()
+
+
+def check_home(home: Path) -> list[Check]:
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        probe = home / ".doctor-write-test"
+        probe.write_text("ok")
+        probe.unlink()
+        return [Check("ok", "home", f"{home} writable")]
+    except OSError as exc:
+        return [Check("fail", "home", f"{home} not writable: {exc.strerror}")]
+
+
+def check_runtimes(cfg: BeamclawConfig) -> list[Check]:
+    out: list[Check] = []
+    npm_servers = [s.name for s in cfg.mcp.servers if s.command in ("npx", "node", "npm")]
+    node, npx = shutil.which("node"), shutil.which("npx")
+    if node and npx:
+        out.append(Check("ok", "node", f"node and npx at {Path(node).parent}"))
+    else:
+        level: Level = "fail" if npm_servers else "warn"
+        needed = f" (needed by MCP servers {', '.join(npm_servers)})" if npm_servers else ""
+        out.append(Check(level, "node", f"node/npx not found{needed}"))
+    docker = shutil.which("docker")
+    socket_ok = Path("/var/run/docker.sock").exists() or bool(os.environ.get("DOCKER_HOST"))
+    if cfg.sandbox.enabled:
+        if docker and socket_ok:
+            out.append(Check("ok", "docker", "engine socket present for the sandbox"))
+        else:
+            out.append(Check("fail", "docker", "sandbox enabled but no Docker engine found"))
+    else:
+        out.append(Check("ok", "docker", "sandbox disabled (no engine needed)"))
+    tg = cfg.gateway.channels.telegram
+    if tg.enabled:
+        if tg.token is None or not tg.token.is_available():
+            what = tg.token.describe() if tg.token else "no token configured"
+            out.append(Check("fail", "telegram", f"enabled but token missing ({what})"))
+        else:
+            out.append(Check("ok", "telegram", f"token from {tg.token.describe()}"))
+    return out
+
+
+def check_exposure(cfg: BeamclawConfig) -> list[Check]:
+    out: list[Check] = []
+    http = cfg.gateway.http
+    bind = f"{http.host}:{effective_port(cfg)}"
+    token_ok = http.token is not None and http.token.is_available()
+    if is_loopback(http.host):
+        out.append(Check("ok", "bind", f"{bind} (loopback only)"))
+    elif token_ok:
+        out.append(Check("warn", "bind", f"{bind} is reachable from the network; token required"))
+    else:
+        out.append(
+            Check(
+                "fail", "bind", f"{bind} without a gateway token: the gateway will refuse to start"
+            )
+        )
+    if token_ok:
+        out.append(Check("ok", "auth", "bearer token required on /v1, /api, /ws and A2A"))
+    else:
+        out.append(
+            Check("warn", "auth", "no gateway token: anyone on this machine can use the API")
+        )
+    if not http.metrics_public:
+        out.append(Check("ok", "metrics", "/metrics requires the token"))
+    autonomy = cfg.core.autonomy_level.value
+    level: Level = "warn" if autonomy == "full" else "ok"
+    out.append(
+        Check(
+            level,
+            "approvals",
+            f"autonomy_level = {autonomy}"
+            + (" (tools run without asking)" if autonomy == "full" else ""),
+        )
+    )
+    if cfg.sandbox.enabled:
+        out.append(Check("ok", "sandbox", "model-written code runs in locked-down containers"))
+    else:
+        out.append(Check("ok", "sandbox", "disabled: no code execution in containers"))
+    return out
+
+
+def run_checks(config: Path | None, offline: bool, timeout: float) -> list[Check]:
+    checks = check_python()
+    try:
+        loaded = load_config(config)
+    except ConfigError as exc:
+        return [*checks, Check("fail", "config", str(exc))]
+    checks.append(Check("ok", "config", f"valid ({loaded.source})"))
+    checks += [Check("warn", "config", w) for w in loaded.warnings]
+    cfg = loaded.settings
+    home = beamclaw_home()
+    checks += check_home(home)
+    checks += check_providers(cfg, offline, timeout)
+    checks += asyncio.run(_database(cfg, home))
+    checks += check_runtimes(cfg)
+    checks += check_exposure(cfg)
+    return checks
