@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from beamclaw_obs import Secret, Section
-from beamclaw_tools import Autonomy
 from pydantic import Field
 
 from beamclaw_core.providers.settings import ProviderSettings
+from beamclaw_obs import Secret, Section
+from beamclaw_tools import Autonomy
 
 
 def _default_providers() -> dict[str, ProviderSettings]:
@@ -35,6 +35,64 @@ class AgenticLoopSettings(Section):
     compaction_threshold_pct: int = Field(default=80, ge=1, le=100)
     compaction_target_pct: int = Field(default=40, ge=1, le=100)
     stream_chunk_size: int = Field(default=80, ge=1)
+    max_attempts: int = Field(default=3, ge=1)
+    """LLM attempts per request (1 = no retry) for retryable errors (429, 5xx, timeouts)."""
+    retry_base_delay_seconds: float = Field(default=1.0, ge=0)
+    retry_max_delay_seconds: float = Field(default=30.0, ge=0)
+    retry_after_cap_seconds: float = Field(default=120.0, ge=0)
+    """A server's Retry-After is honoured up to this many seconds."""
+    turn_timeout_seconds: float | None = Field(default=900.0, gt=0)
+    """Wall-clock bound of one turn; None = unbounded."""
+    max_tokens_per_turn: int | None = Field(default=None, ge=1)
+    approval_timeout_seconds: float = Field(default=300.0, gt=0)
+    compaction_provider: str | None = None
+    """Provider (name under ``[core.providers]``) that writes summaries; None = the agent's."""
+    compaction_model: str | None = None
+    """Model for summaries; None = the provider's configured model."""
+    memory_flush: bool = True
+    """Before compacting, give the model one hidden turn to save durable facts."""
+    max_subagents: int = Field(default=5, ge=1)
+    subagent_timeout_seconds: float = Field(default=600.0, gt=0)
+
+
+class QueueSettings(Section):
+    """``[core.queue]``: what happens to messages that arrive while a turn runs (seed 004)."""
+
+    mode: Literal["followup", "collect", "interrupt"] = "collect"
+    """followup: FIFO, one turn each; collect: merged into one turn; interrupt: cancel + run."""
+    cap: int = Field(default=20, ge=1)
+    """Queued messages per session; beyond it the oldest is dropped and its sender told."""
+    debounce_ms: int = Field(default=1000, ge=0)
+    """collect mode: wait this long for more messages before draining."""
+
+
+class SessionResetSettings(Section):
+    """``[core.reset]``: automatic session resets (seed 004 ADR-038)."""
+
+    daily_hour: int | None = Field(default=4, ge=0, le=23)
+    """Local hour after which a session last active before it starts fresh; None = off."""
+    idle_minutes: int | None = Field(default=None, ge=1)
+    """Start fresh after this long without activity; None = off."""
+
+
+class MaintenanceSettings(Section):
+    """``[core.maintenance]``: compaction outside turns."""
+
+    idle_compaction_minutes: int | None = Field(default=60, ge=1)
+    """Compact a session idle this long whose view is above the target; None = off."""
+    nightly_hour: int | None = Field(default=3, ge=0, le=23)
+    """Local hour of the nightly compaction pass over every session; None = off."""
+    check_interval_seconds: float = Field(default=60.0, gt=0)
+    session_cleanup_interval_seconds: float = Field(default=300.0, gt=0)
+    """How often the TTL cleaner deletes sessions idle over ``session_ttl_seconds``."""
+
+
+class RestartSettings(Section):
+    """``[core.restart]``: the per-session loop supervisor's restart budget."""
+
+    max_restarts: int = Field(default=3, ge=0)
+    window_seconds: float = Field(default=60.0, gt=0)
+    backoff_seconds: float = Field(default=0.1, ge=0)
 
 
 class CoreSettings(Section):
@@ -47,6 +105,12 @@ class CoreSettings(Section):
     session_sharing: Literal["shared", "per_channel"] = "shared"
     providers: dict[str, ProviderSettings] = Field(default_factory=_default_providers)
     agentic_loop: AgenticLoopSettings = Field(default_factory=AgenticLoopSettings)
+    queue: QueueSettings = Field(default_factory=QueueSettings)
+    reset: SessionResetSettings = Field(default_factory=SessionResetSettings)
+    maintenance: MaintenanceSettings = Field(default_factory=MaintenanceSettings)
+    restart: RestartSettings = Field(default_factory=RestartSettings)
+    daily_cost_budget_usd: float | None = Field(default=None, ge=0)
+    """Per agent, per local day; reaching it ends turns with a message. None = no budget."""
 
 
 def describe_llm_provider(core: CoreSettings) -> tuple[bool, str]:

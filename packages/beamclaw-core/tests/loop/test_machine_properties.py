@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from beamclaw_core.loop import (
     SPAWN_AGENTS_TOOL,
+    ApprovalRule,
     IllegalTransition,
     LoopContext,
     LoopLimits,
-    ToolPolicy,
     Transition,
     transition,
 )
@@ -45,9 +45,9 @@ from beamclaw_tools import Autonomy, ToolCall, ToolResult
 
 TOOLS = ("read", "write", "shell", SPAWN_AGENTS_TOOL)
 POLICIES = {
-    "read": ToolPolicy(),
-    "write": ToolPolicy(requires_approval=True, min_autonomy=Autonomy.SUPERVISED),
-    "shell": ToolPolicy(requires_approval=True, min_autonomy=Autonomy.FULL),
+    "read": ApprovalRule(),
+    "write": ApprovalRule(requires_approval=True, min_autonomy=Autonomy.SUPERVISED),
+    "shell": ApprovalRule(requires_approval=True, min_autonomy=Autonomy.FULL),
 }
 
 

@@ -46,7 +46,8 @@ async def test_commit_appends_and_restores_state(store: ConversationStore) -> No
     )
     assert seqs == [3]
     record = await store.get("c")
-    assert record is not None and record.state == Idle()
+    assert record is not None
+    assert record.state == Idle()
     rows = await store.messages("c")
     assert [r.message.text for r in rows if r.message] == ["hi", "yo", "more"]
     assert await store.cost_since("a", 0.0) == 0.5
@@ -74,7 +75,8 @@ async def test_view_follows_summary_and_reset_markers(store: ConversationStore) 
     await store.append_marker("c", RESET, {}, now=3.0)
     await store.commit("c", Idle(), [Message.user("3")], now=4.0)
     view = await store.view("c")
-    assert view.summary is None and [m.text for m in view.messages] == ["3"]
+    assert view.summary is None
+    assert [m.text for m in view.messages] == ["3"]
     assert len(await store.messages("c")) == 7  # raw history keeps everything
 
 
@@ -83,7 +85,7 @@ async def test_pending_runs_expire_and_delete(store: ConversationStore) -> None:
     await store.ensure("child", agent_id="a", user_id="u", channel=None, now=1.0, parent_id="c")
     assert await store.enqueue("c", "r1", {"text": "a"}, now=1.0) == 1
     assert await store.enqueue("c", "r2", {"text": "b"}, now=1.0) == 2
-    await store.commit("c", Idle(), [Message.user("a")], now=1.5, consumed_run="r1")
+    await store.commit("c", Idle(), [Message.user("a")], now=1.5, consumed_runs=["r1"])
     assert [r.id for r in await store.pending("c")] == ["r2"]
     assert [c.id for c in await store.list()] == ["c"]
     assert await store.expire(before=100.0) == ["c"]

@@ -4,9 +4,9 @@ async executor."""
 from beamclaw_core.loop.context import (
     SPAWN_AGENTS_TOOL,
     SUBMIT_RESULT_TOOL,
+    ApprovalRule,
     LoopContext,
     LoopLimits,
-    ToolPolicy,
 )
 from beamclaw_core.loop.errors import IllegalTransition, LoopError
 from beamclaw_core.loop.machine import TABLE, table_rows, transition
@@ -38,6 +38,7 @@ __all__ = [
     "Accepted",
     "ApprovalRequested",
     "ApprovalResolved",
+    "ApprovalRule",
     "Cancelled",
     "Compacted",
     "Dropped",
@@ -52,7 +53,6 @@ __all__ = [
     "State",
     "TextChunk",
     "ToolFinished",
-    "ToolPolicy",
     "ToolStarted",
     "Transition",
     "TurnDone",

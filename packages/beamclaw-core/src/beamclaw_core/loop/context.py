@@ -18,14 +18,14 @@ SUBMIT_RESULT_TOOL = "submit_result"
 
 
 @dataclass(frozen=True, slots=True)
-class ToolPolicy:
+class ApprovalRule:
     """What the loop enforces for one tool (from its :class:`ToolDef`)."""
 
     requires_approval: bool = False
     min_autonomy: Autonomy = Autonomy.READ_ONLY
 
     @classmethod
-    def of(cls, definition: ToolDef) -> ToolPolicy:
+    def of(cls, definition: ToolDef) -> ApprovalRule:
         return cls(definition.requires_approval, definition.min_autonomy)
 
 
@@ -54,6 +54,6 @@ class LoopContext:
     agent_id: str = "default"
     autonomy: Autonomy = Autonomy.SUPERVISED
     is_sub_agent: bool = False
-    tool_policies: Mapping[str, ToolPolicy] = field(default_factory=dict)
+    tool_policies: Mapping[str, ApprovalRule] = field(default_factory=dict)
     allowlist: frozenset[str] = frozenset()
     limits: LoopLimits = field(default_factory=LoopLimits)

@@ -211,10 +211,10 @@ class ConversationStore:
         new_messages: Sequence[Message],
         *,
         now: float,
-        consumed_run: str | None = None,
+        consumed_runs: Sequence[str] = (),
         activity: bool = False,
     ) -> list[int]:
-        """Atomically: append ``new_messages``, store ``state``, drop ``consumed_run``.
+        """Atomically: append ``new_messages``, store ``state``, drop ``consumed_runs``.
 
         Returns the sequence numbers given to the messages.
         """
@@ -233,8 +233,10 @@ class ConversationStore:
             await conn.execute(
                 conversations.update().where(conversations.c.id == conversation_id).values(**values)
             )
-            if consumed_run is not None:
-                await conn.execute(pending_runs.delete().where(pending_runs.c.id == consumed_run))
+            if consumed_runs:
+                await conn.execute(
+                    pending_runs.delete().where(pending_runs.c.id.in_(list(consumed_runs)))
+                )
         return seqs
 
     async def append_marker(

@@ -1,0 +1,359 @@
+"""The public embedding API: :class:`Core` (docs/embedding.md).
+
+A program embeds BeamClaw's agent runtime in a few lines — a provider, optional tools, a
+database — and talks to it through sessions::
+
+    core = Core.create(CoreSettings(), Database(url), provider=provider, tools=registry)
+    await core.start()
+    handle = await core.send(SessionAddress("local:ann", "default", "tui"), "hello")
+    async for event in handle.events():
+        ...
+    await core.stop()
+
+The gateway, TUI, scheduler and MCP server use the same API. Every session runs under a
+supervisor: a crashing loop restarts from persisted state; one failing session never
+stalls another.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from loguru import logger
+
+from beamclaw_core.loop import effects as fx
+from beamclaw_core.loop.inputs import Decision, SubAgentResult
+from beamclaw_core.messages import Message
+from beamclaw_core.providers import Provider
+from beamclaw_core.sessions.bus import Subscription, TurnHandle
+from beamclaw_core.sessions.lane import SessionInfo, SessionLane
+from beamclaw_core.sessions.maintenance import Maintenance
+from beamclaw_core.sessions.runs import SessionAddress
+from beamclaw_core.sessions.runtime import ProviderFactory, Runtime, SystemPromptSource
+from beamclaw_core.settings import CoreSettings
+from beamclaw_core.store import ConversationStore, derive_session_id
+from beamclaw_core.subagents import SubAgentRunner
+from beamclaw_memory import Database
+from beamclaw_obs import Backoff, ChildSpec, EventType, Restart, Supervisor, emit
+from beamclaw_tools import ContentPart, SessionRef, ToolPolicy, ToolRegistry
+
+
+class WorkspacePrompt:
+    """The default system prompt: the agent's workspace files (docs/workspaces.md)."""
+
+    def __init__(self, timezone: str | None = None) -> None:
+        self.timezone = timezone
+
+    async def __call__(self, session: SessionRef, last_activity_at: float | None) -> list[Message]:
+        from beamclaw_core.workspace import build_system_prompt_async
+
+        last = datetime.fromtimestamp(last_activity_at, UTC) if last_activity_at else None
+        prompt = await build_system_prompt_async(
+            session.agent_id,
+            now=datetime.now(UTC),
+            last_message_at=last,
+            timezone=self.timezone,
+        )
+        return list(prompt.as_messages())
+
+
+class StaticPrompt:
+    """A fixed system prompt (embedding without agent workspaces)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    async def __call__(self, session: SessionRef, last_activity_at: float | None) -> list[Message]:
+        return [Message.system(self.text)] if self.text else []
+
+
+class Core:
+    """BeamClaw's agent runtime: sessions, the agentic loop, persistence and recovery."""
+
+    def __init__(self, runtime: Runtime, database: Database) -> None:
+        self._rt = runtime
+        self._db = database
+        self._lanes: dict[str, SessionLane] = {}
+        self._supervisor: Supervisor | None = None
+        self._maintenance: Maintenance | None = None
+        self._lock = asyncio.Lock()
+        loop_cfg = runtime.settings.agentic_loop
+        self._subagents = SubAgentRunner(
+            self._open_child, self._deliver, loop_cfg.subagent_timeout_seconds
+        )
+        runtime.spawn = self._subagents.spawn
+        runtime.cancel_children = self._subagents.cancel
+
+    @classmethod
+    def create(
+        cls,
+        settings: CoreSettings | None = None,
+        database: Database | str | None = None,
+        *,
+        provider: Provider | ProviderFactory,
+        tools: ToolRegistry | None = None,
+        tool_policy: Callable[[str], ToolPolicy | None] | None = None,
+        compaction_provider: Provider | None = None,
+        system_prompt: SystemPromptSource | str | None = None,
+        clock: Callable[[], float] = time.time,
+        on_effect: Callable[[fx.Effect], None] | None = None,
+        subscriber_buffer: int = 1024,
+    ) -> Core:
+        """Build a core (nothing runs until :meth:`start`).
+
+        Args:
+            settings: the ``[core]`` section (defaults when None).
+            database: a :class:`Database` or URL; None = SQLite in ``$BEAMCLAW_HOME``.
+            provider: one provider for every agent, or ``agent_id -> Provider``.
+            tools: the tool registry (None: the agent has no tools).
+            tool_policy: ``agent_id -> ToolPolicy`` narrowing the tools an agent sees.
+            compaction_provider: writes compaction summaries (default: the agent's).
+            system_prompt: a text, a :class:`SystemPromptSource`, or None for the agent's
+                workspace files.
+            clock: wall clock (epoch seconds), for tests.
+            on_effect: tracing/fault-injection seam called before every effect.
+            subscriber_buffer: events buffered per subscriber before it is dropped.
+        """
+        if database is None or isinstance(database, str):
+            from beamclaw_memory import resolve_database_url
+            from beamclaw_obs import beamclaw_home
+
+            database = Database(resolve_database_url(database, beamclaw_home()))
+        factory: ProviderFactory = (
+            provider
+            if callable(provider) and not isinstance(provider, Provider)
+            else (lambda _agent, p=provider: p)  # type: ignore[misc]
+        )
+        prompt: SystemPromptSource
+        if system_prompt is None:
+            prompt = WorkspacePrompt()
+        elif isinstance(system_prompt, str):
+            prompt = StaticPrompt(system_prompt)
+        else:
+            prompt = system_prompt
+        runtime = Runtime(
+            settings=settings or CoreSettings(),
+            store=ConversationStore(database),
+            provider_for=factory,
+            system_prompt=prompt,
+            clock=clock,
+            compaction_provider=compaction_provider,
+            tools=tools,
+            tool_policy_for=tool_policy or (lambda _a: None),
+            on_effect=on_effect,
+            subscriber_buffer=subscriber_buffer,
+        )
+        return cls(runtime, database)
+
+    @property
+    def settings(self) -> CoreSettings:
+        return self._rt.settings
+
+    @property
+    def store(self) -> ConversationStore:
+        return self._rt.store
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def start(self, *, migrate: bool = True, maintenance: bool = True) -> None:
+        """Migrate, recover conversations found mid-turn, resume queued runs."""
+        if migrate:
+            await self._db.migrate()
+        r = self._rt.settings.restart
+        self._supervisor = Supervisor(
+            "sessions",
+            max_restarts=r.max_restarts,
+            window_seconds=r.window_seconds,
+            backoff=Backoff(initial=r.backoff_seconds, maximum=max(r.backoff_seconds, 1.0)),
+        )
+        busy = set(await self._rt.store.busy())
+        with_runs = {p.conversation_id for p in await self._rt.store.pending()}
+        for session_id in sorted(busy | with_runs):
+            lane = await self._lane_by_id(session_id)
+            if lane is None:
+                continue
+            lane.recover_as_restart = session_id in busy
+            await lane.restore_queue()
+            self._ensure_running(lane)
+        if maintenance:
+            self._maintenance = Maintenance(self._rt, self._lanes_snapshot, self._lane_by_id)
+            self._maintenance.start()
+
+    async def stop(self) -> None:
+        """Stop every loop (turns in flight stay persisted mid-turn and recover next start)."""
+        if self._maintenance is not None:
+            await self._maintenance.stop()
+        await self._subagents.stop()
+        if self._supervisor is not None:
+            await self._supervisor.stop()
+        for lane in self._lanes.values():
+            lane.bus.close()
+        self._lanes.clear()
+
+    # ------------------------------------------------------------ sessions
+
+    def session_id(self, address: SessionAddress) -> str:
+        """The id of the session ``address`` talks to (``shared``/``per_channel``)."""
+        return derive_session_id(
+            address.user_id, address.agent_id, address.channel, self._rt.settings.session_sharing
+        )
+
+    async def send(
+        self,
+        address: SessionAddress,
+        content: str | tuple[ContentPart, ...],
+        *,
+        source_message_id: str | None = None,
+    ) -> TurnHandle:
+        """Send a message (or an in-chat command) and get the handle of its turn."""
+        lane = await self._lane(address)
+        self._ensure_running(lane)
+        return await lane.submit(
+            content, source_message_id=source_message_id, channel=address.channel
+        )
+
+    async def subscribe(self, session_id: str) -> Subscription:
+        """Every event of a session from now on, whichever channel started the turn."""
+        lane = await self._require(session_id)
+        return lane.subscribe()
+
+    async def answer_approval(self, session_id: str, request_id: str, decision: Decision) -> bool:
+        """Answer an ``ApprovalRequested``; False when it is not (or no longer) pending."""
+        lane = self._lanes.get(session_id)
+        return lane is not None and lane.answer(request_id, decision)
+
+    async def cancel(self, session_id: str) -> int:
+        """``/stop``: cancel the running turn and clear the queue; returns cleared count."""
+        lane = self._lanes.get(session_id)
+        return 0 if lane is None else await lane.cancel()
+
+    async def list_sessions(self) -> list[SessionInfo]:
+        out: list[SessionInfo] = []
+        for record in await self._rt.store.list():
+            lane = self._lanes.get(record.id)
+            if lane is not None:
+                out.append(lane.info())
+            else:
+                out.append(
+                    SessionInfo(
+                        record.id,
+                        record.agent_id,
+                        record.user_id,
+                        record.channel,
+                        record.state.kind,
+                        0,
+                        record.last_activity_at,
+                    )
+                )
+        return out
+
+    async def status(self, session_id: str) -> SessionInfo:
+        return (await self._require(session_id)).info()
+
+    async def history(self, session_id: str, *, view: bool = False) -> list[Message]:
+        """Every stored message (``view=True``: only what the LLM currently sees)."""
+        if view:
+            return list((await self._rt.store.view(session_id)).messages)
+        rows = await self._rt.store.messages(session_id)
+        return [r.message for r in rows if r.message is not None]
+
+    async def reset(self, session_id: str) -> None:
+        """Cancel, clear the queue and start a fresh view (raw history stays)."""
+        lane = await self._require(session_id)
+        await lane.cancel("Cancelled by reset")
+        await lane.settle()
+        await lane.reset_view("reset")
+
+    async def delete(self, session_id: str) -> bool:
+        """Stop the session and delete it with its history."""
+        lane = self._lanes.pop(session_id, None)
+        if lane is not None:
+            await lane.cancel("Session deleted")
+            if self._supervisor is not None and self._supervisor.has_child(session_id):
+                await self._supervisor.stop_child(session_id)
+                self._supervisor.remove_child(session_id)
+            lane.bus.close()
+        return await self._rt.store.delete(session_id)
+
+    async def wait_idle(self, session_id: str) -> None:
+        """Wait until the session has no running turn and nothing queued."""
+        lane = self._lanes.get(session_id)
+        if lane is not None:
+            await lane.settle()
+
+    # ------------------------------------------------------------ internals
+
+    def _lanes_snapshot(self) -> list[SessionLane]:
+        return list(self._lanes.values())
+
+    async def _lane(
+        self, address: SessionAddress, parent_id: str | None = None, session_id: str | None = None
+    ) -> SessionLane:
+        sid = session_id or self.session_id(address)
+        async with self._lock:
+            lane = self._lanes.get(sid)
+            if lane is None:
+                record = await self._rt.store.ensure(
+                    sid,
+                    agent_id=address.agent_id,
+                    user_id=address.user_id,
+                    channel=address.channel,
+                    now=self._rt.clock(),
+                    parent_id=parent_id,
+                )
+                lane = SessionLane(self._rt, record)
+                self._lanes[sid] = lane
+                emit(EventType.SESSION_START, session_id=sid, user_id=address.user_id)
+            return lane
+
+    async def _lane_by_id(self, session_id: str) -> SessionLane | None:
+        if session_id in self._lanes:
+            return self._lanes[session_id]
+        record = await self._rt.store.get(session_id)
+        if record is None:
+            return None
+        async with self._lock:
+            return self._lanes.setdefault(session_id, SessionLane(self._rt, record))
+
+    async def _require(self, session_id: str) -> SessionLane:
+        lane = await self._lane_by_id(session_id)
+        if lane is None:
+            from beamclaw_core.sessions.errors import UnknownSessionError
+
+            raise UnknownSessionError(session_id)
+        return lane
+
+    def _ensure_running(self, lane: SessionLane) -> None:
+        sup = self._supervisor
+        if sup is None:
+            raise RuntimeError("Core.start() has not been called")
+        status = sup.status().get(lane.id)
+        if status is not None and status.state.value in ("running", "restarting"):
+            return
+        if status is not None:
+            sup.remove_child(lane.id)
+        sup.start_child(
+            ChildSpec(
+                id=lane.id,
+                start=lane.loop,
+                restart=Restart.TRANSIENT,
+                on_give_up=lane.give_up,
+            )
+        )
+
+    async def _open_child(self, parent_id: str, child_id: str, agent_id: str | None) -> SessionLane:
+        parent = self._lanes[parent_id]
+        address = SessionAddress(parent.user_id, agent_id or parent.agent_id, parent.channel)
+        lane = await self._lane(address, parent_id=parent_id, session_id=child_id)
+        self._ensure_running(lane)
+        return lane
+
+    def _deliver(self, parent_id: str, result: SubAgentResult) -> None:
+        lane = self._lanes.get(parent_id)
+        if lane is not None and lane.executor is not None:
+            lane.executor.post(result)
+        else:
+            logger.debug("{}: sub-agent result for a finished turn dropped", parent_id)

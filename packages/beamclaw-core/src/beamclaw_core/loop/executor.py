@@ -1,0 +1,307 @@
+"""The effect executor: drives :func:`transition` for one conversation turn.
+
+Invariants:
+
+* The new state and the messages of a transition are committed in one transaction
+  *before* any other effect of that transition runs.
+* At most one operation (LLM call, tool, compaction, retry or approval timer) is in
+  flight; its outcome — result, exception or timeout — always comes back as an event.
+* Cancelling an operation bumps a generation counter: an event of the old operation that
+  was already queued is dropped, never applied to the new state.
+* Whatever happens, the turn ends in ``Idle`` or ``Error``; an exception escaping
+  :meth:`TurnExecutor.run` is a loop crash for the session supervisor to handle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from loguru import logger
+
+from beamclaw_core.loop import effects as fx
+from beamclaw_core.loop.context import LoopContext
+from beamclaw_core.loop.errors import IllegalTransition
+from beamclaw_core.loop.history import repair_history
+from beamclaw_core.loop.inputs import (
+    ApprovalDecision,
+    CompactionDone,
+    ContextMeasured,
+    Input,
+    OperationCancelled,
+    RetryTimer,
+    ToolComplete,
+    TurnDeadline,
+)
+from beamclaw_core.loop.llm_call import provider_failure, stream_llm
+from beamclaw_core.loop.machine import transition
+from beamclaw_core.loop.states import State, is_busy
+from beamclaw_core.loop.turn_events import TurnEvent
+from beamclaw_core.messages import Message
+from beamclaw_core.providers import Provider, estimate_prompt_tokens
+from beamclaw_core.store import ConversationStore, View
+from beamclaw_obs import EventType, emit, scrub
+from beamclaw_tools import SessionRef, ToolCall, ToolDef, ToolPolicy, ToolRegistry, ToolResult
+
+SUMMARY_PREFIX = "[Conversation summary]: "
+
+
+class ViewCache:
+    """The conversation's LLM view, kept in memory and extended on every commit."""
+
+    def __init__(self, store: ConversationStore, conversation_id: str) -> None:
+        self._store = store
+        self._id = conversation_id
+        self._view: View | None = None
+
+    async def get(self) -> View:
+        if self._view is None:
+            self._view = await self._store.view(self._id)
+        return self._view
+
+    def extend(self, messages: list[Message]) -> None:
+        if self._view is not None:
+            self._view.messages.extend(messages)
+
+    def invalidate(self) -> None:
+        self._view = None
+
+
+@dataclass
+class LoopDeps:
+    """Everything the executor talks to (ports), injected by the session lane."""
+
+    store: ConversationStore
+    view: ViewCache
+    provider: Provider
+    session: SessionRef
+    publish: Callable[[TurnEvent], None]
+    system_prompt: Callable[[SessionRef], Awaitable[list[Message]]]
+    compact: Callable[[Literal["threshold", "overflow"], int], Awaitable[CompactionDone]]
+    allow_tool: Callable[[str], None]
+    clock: Callable[[], float]
+    tools: ToolRegistry | None = None
+    tool_policy: ToolPolicy | None = None
+    extra_tools: tuple[ToolDef, ...] = ()
+    spawn: Callable[[fx.SpawnSubAgents], Awaitable[None]] | None = None
+    cancel_children: Callable[[tuple[str, ...]], Awaitable[None]] | None = None
+    submit: Callable[[str, bool], None] | None = None
+    chunk_size: int = 80
+    context_window: int = 128_000
+    model: str | None = None
+    on_effect: Callable[[fx.Effect], None] | None = None
+    """Fault-injection and tracing seam: called before each effect; raising crashes the loop."""
+    approvals: dict[str, str] = field(default_factory=dict)
+
+
+class TurnExecutor:
+    """Runs one turn (or the remainder of an interrupted one) to ``Idle``/``Error``."""
+
+    def __init__(self, ctx: LoopContext, state: State, deps: LoopDeps) -> None:
+        self.ctx = ctx
+        self.state = state
+        self.deps = deps
+        self._inbox: asyncio.Queue[tuple[int | None, Input]] = asyncio.Queue()
+        self._generation = 0
+        self._op: asyncio.Task[None] | None = None
+        self._deadline: asyncio.Task[None] | None = None
+
+    # ------------------------------------------------------------ public
+
+    def post(self, event: Input) -> None:
+        """Deliver an external event (cancel, approval decision, sub-agent result)."""
+        self._inbox.put_nowait((None, event))
+
+    async def run(self, first: Input, *, consumed_runs: tuple[str, ...] = ()) -> State:
+        try:
+            await self._feed(first, consumed_runs=consumed_runs)
+            timeout = self.ctx.limits.turn_timeout_seconds
+            if timeout is not None and is_busy(self.state):
+                self._deadline = asyncio.create_task(self._after(timeout, TurnDeadline(timeout)))
+            while is_busy(self.state):
+                generation, event = await self._inbox.get()
+                if generation is not None and generation != self._generation:
+                    continue
+                await self._feed(event)
+            return self.state
+        finally:
+            await self._stop_op()
+            if self._deadline is not None:
+                await _reap(self._deadline)
+
+    # ------------------------------------------------------------ transitions
+
+    async def _feed(self, event: Input, *, consumed_runs: tuple[str, ...] = ()) -> None:
+        try:
+            result = transition(self.state, self.ctx, event)
+        except IllegalTransition as e:
+            logger.debug("{}: dropped {}", self.ctx.conversation_id, e)
+            return
+        new_messages = [e.message for e in result.effects if isinstance(e, fx.PersistMessage)]
+        if new_messages or result.new_state != self.state or consumed_runs:
+            await self.deps.store.commit(
+                self.ctx.conversation_id,
+                result.new_state,
+                new_messages,
+                now=self.deps.clock(),
+                consumed_runs=consumed_runs,
+                activity=bool(consumed_runs),
+            )
+            self.deps.view.extend(new_messages)
+        self.state = result.new_state
+        for effect in result.effects:
+            if self.deps.on_effect is not None:
+                self.deps.on_effect(effect)
+            await self._run_effect(effect)
+
+    async def _run_effect(self, effect: fx.Effect) -> None:
+        d = self.deps
+        if isinstance(effect, fx.PersistMessage):
+            return
+        if isinstance(effect, fx.NotifyClient):
+            d.publish(effect.event)
+        elif isinstance(effect, fx.MeasureContext):
+            messages, tools = await self._request()
+            tokens = estimate_prompt_tokens(messages, tools)
+            self._post_op(ContextMeasured(tokens, d.context_window))
+        elif isinstance(effect, fx.Compact):
+            d.view.invalidate()
+            self._start(self._compact(effect.reason))
+        elif isinstance(effect, fx.RequestLlm):
+            emit(
+                EventType.LLM_REQUEST,
+                session_id=self.ctx.conversation_id,
+                model=d.model or d.provider.model,
+                attempt=effect.attempt,
+            )
+            self._start(self._llm())
+        elif isinstance(effect, fx.ScheduleRetry):
+            emit(
+                EventType.LLM_RETRY,
+                session_id=self.ctx.conversation_id,
+                attempt=effect.attempt,
+                delay_s=effect.delay,
+            )
+            self._start(self._after(effect.delay, RetryTimer(effect.attempt), op=True))
+        elif isinstance(effect, fx.ExecuteTool):
+            self._start(self._tool(effect.call))
+        elif isinstance(effect, fx.RequestApproval):
+            d.approvals[effect.request_id] = effect.call.name
+            emit(
+                EventType.APPROVAL_REQUESTED,
+                session_id=self.ctx.conversation_id,
+                tool_name=effect.call.name,
+                request_id=effect.request_id,
+            )
+            self._start(
+                self._after(effect.timeout, ApprovalDecision(effect.request_id, "timeout"), op=True)
+            )
+        elif isinstance(effect, fx.AllowTool):
+            d.allow_tool(effect.tool)
+        elif isinstance(effect, fx.SpawnSubAgents):
+            if d.spawn is not None:
+                await d.spawn(effect)
+        elif isinstance(effect, fx.CancelSubAgents):
+            if d.cancel_children is not None:
+                await d.cancel_children(effect.child_ids)
+        elif isinstance(effect, fx.SubmitResult):
+            if d.submit is not None:
+                d.submit(effect.result, effect.success)
+        else:
+            await self._stop_op()
+            if effect.ack:
+                self._post_op(OperationCancelled())
+        return
+
+    # ------------------------------------------------------------ operations
+
+    def _start(self, coro: Awaitable[None]) -> None:
+        async def run() -> None:
+            await coro
+
+        self._op = asyncio.create_task(run())
+
+    async def _stop_op(self) -> None:
+        self._generation += 1
+        op, self._op = self._op, None
+        if op is not None:
+            await _reap(op)
+
+    def _post_op(self, event: Input) -> None:
+        self._inbox.put_nowait((self._generation, event))
+
+    async def _after(self, delay: float, event: Input, *, op: bool = False) -> None:
+        generation = self._generation
+        await asyncio.sleep(delay)
+        self._inbox.put_nowait((generation if op else None, event))
+
+    async def _request(self) -> tuple[list[Message], tuple[ToolDef, ...]]:
+        d = self.deps
+        view = await d.view.get()
+        messages = list(await d.system_prompt(d.session))
+        if view.summary:
+            messages.append(Message.system(SUMMARY_PREFIX + view.summary))
+        messages.extend(repair_history(view.messages))
+        tools: list[ToolDef] = []
+        if d.tools is not None:
+            tools.extend(d.tools.definitions(d.tool_policy))
+        tools.extend(d.extra_tools)
+        return messages, tuple(tools)
+
+    async def _llm(self) -> None:
+        generation = self._generation
+        d = self.deps
+        messages, tools = await self._request()
+
+        def post(event: Input) -> None:
+            self._inbox.put_nowait((generation, event))
+
+        try:
+            event = await stream_llm(
+                d.provider, messages, tools, chunk_size=d.chunk_size, post=post, model=d.model
+            )
+        except Exception as e:  # a provider bug must become an event, not a crash
+            event = provider_failure(e)
+        post(event)
+
+    async def _tool(self, call: ToolCall) -> None:
+        generation = self._generation
+        d = self.deps
+        try:
+            if d.tools is None:
+                result = ToolResult(
+                    tool_call_id=call.id,
+                    name=call.name,
+                    is_error=True,
+                    content=f"unknown tool {call.name!r}: no tools are configured",
+                )
+            else:
+                result = await d.tools.execute(call, d.session, policy=d.tool_policy)
+        except Exception as e:  # the registry never raises; a bug still must not hang
+            result = ToolResult(
+                tool_call_id=call.id,
+                name=call.name,
+                is_error=True,
+                content=f"tool {call.name} failed: {type(e).__name__}: {e}",
+            )
+        result = result.model_copy(update={"content": scrub(result.content)})
+        self._inbox.put_nowait((generation, ToolComplete(result)))
+
+    async def _compact(self, reason: Literal["threshold", "overflow"]) -> None:
+        generation = self._generation
+        done = await self.deps.compact(reason, self.deps.context_window)
+        self.deps.view.invalidate()
+        self._inbox.put_nowait((generation, done))
+
+
+async def _reap(task: asyncio.Task[None]) -> None:
+    """Cancel ``task`` and wait for it to end.
+
+    ``asyncio.wait`` (not ``await task`` under ``suppress(CancelledError)``) so that a
+    cancellation of the *caller* arriving meanwhile is never swallowed.
+    """
+    if not task.done():
+        task.cancel()
+        await asyncio.wait([task])

@@ -1,0 +1,137 @@
+"""One streamed LLM call as the executor runs it: progressive text, then one scrubbed event.
+
+Text is forwarded in drafts of about ``chunk_size`` characters, cut at whitespace so a
+credential is never split across two drafts (each draft is scrubbed before it leaves).
+The final message is scrubbed, its tool calls recovered by the fallback parser when the
+provider sent none natively, and its cost priced when the provider reported none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from beamclaw_core.loop.inputs import Input, LlmChunk, LlmError, LlmResponse
+from beamclaw_core.messages import Message
+from beamclaw_core.parsing import parse_tool_calls, strip_thinking
+from beamclaw_core.providers import (
+    CompletionOptions,
+    ErrorKind,
+    PriceTable,
+    Provider,
+    ProviderError,
+    StreamAssembler,
+    TextDelta,
+    estimate_usage,
+)
+from beamclaw_obs import scrub, scrub_value
+from beamclaw_tools import ToolDef
+
+_PRICES = PriceTable.default()
+
+
+class _Drafts:
+    """Buffers streamed text and releases it at whitespace boundaries."""
+
+    def __init__(self, chunk_size: int, post: Callable[[Input], None]) -> None:
+        self._size = chunk_size
+        self._post = post
+        self._buf = ""
+
+    def add(self, text: str) -> None:
+        self._buf += text
+        if len(self._buf) < self._size:
+            return
+        cut = max(self._buf.rfind(" "), self._buf.rfind("\n"))
+        if cut <= 0:
+            return
+        out, self._buf = self._buf[: cut + 1], self._buf[cut + 1 :]
+        self._post(LlmChunk(scrub(out)))
+
+    def flush(self) -> None:
+        if self._buf:
+            self._post(LlmChunk(scrub(self._buf)))
+            self._buf = ""
+
+
+def scrub_message(message: Message) -> Message:
+    """The assistant message with secrets removed from text, reasoning and tool arguments."""
+    calls = tuple(
+        c.model_copy(
+            update={
+                "args": scrub_value(c.args),
+                "raw_args": None if c.raw_args is None else scrub(c.raw_args),
+            }
+        )
+        for c in message.tool_calls
+    )
+    return message.model_copy(
+        update={
+            "content": scrub(message.text),
+            "reasoning": None if message.reasoning is None else scrub(message.reasoning),
+            "tool_calls": calls,
+        }
+    )
+
+
+async def stream_llm(
+    provider: Provider,
+    messages: list[Message],
+    tools: tuple[ToolDef, ...],
+    *,
+    chunk_size: int,
+    post: Callable[[Input], None],
+    model: str | None = None,
+) -> Input:
+    """Stream one call, posting :class:`LlmChunk` drafts; return the final event."""
+    drafts = _Drafts(chunk_size, post)
+    assembler = StreamAssembler(provider=provider.name)
+    visible = _VisibleText()
+    try:
+        async for chunk in provider.stream(messages, CompletionOptions(model=model, tools=tools)):
+            assembler.feed(chunk)
+            if isinstance(chunk, TextDelta):
+                delta = visible.add(chunk.text)
+                if delta:
+                    drafts.add(delta)
+        completion = assembler.completion(model=model or provider.model)
+    except ProviderError as e:
+        return LlmError(e.kind, scrub(e.message), e.retry_after)
+    drafts.flush()
+    message = completion.message
+    used_model = completion.model or model or provider.model
+    if not message.tool_calls and tools:
+        parsed = parse_tool_calls(message.text)
+        if parsed.calls:
+            message = message.model_copy(
+                update={"tool_calls": parsed.calls, "content": parsed.text}
+            )
+    usage = message.usage or estimate_usage(messages, message, tools)
+    if usage.cost_usd is None:
+        usage = _PRICES.apply(used_model, usage)
+    message = scrub_message(message.model_copy(update={"usage": usage, "model": used_model}))
+    return LlmResponse(message, usage, used_model)
+
+
+class _VisibleText:
+    """Tracks the thinking-stripped text so only what the user may see is streamed."""
+
+    def __init__(self) -> None:
+        self._raw = ""
+        self._sent = 0
+
+    def add(self, text: str) -> str:
+        self._raw += text
+        visible = strip_thinking(self._raw, fallback=False).text
+        lt = visible.rfind("<")
+        if lt >= 0 and len(visible) - lt < 16:
+            visible = visible[:lt]  # a thinking tag may be opening: wait for more text
+        if len(visible) <= self._sent:
+            return ""
+        out = visible[self._sent :]
+        self._sent = len(visible)
+        return out
+
+
+def provider_failure(exc: Exception) -> LlmError:
+    """An unexpected exception from a provider, as a retryable LLM error."""
+    return LlmError(ErrorKind.UNKNOWN, scrub(f"{type(exc).__name__}: {exc}"))

@@ -1,0 +1,129 @@
+"""Per-session event fan-out with bounded subscriber buffers.
+
+Publishing never blocks and never fails: each subscriber has a bounded queue; a
+subscriber whose queue is full is marked *lagging* and dropped (its iterator ends after
+what it already buffered). The turn goes on and is persisted regardless. A turn handle
+additionally keeps its terminal event in a future, so a consumer that lagged or stopped
+reading can still ``await handle.result()``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+
+from beamclaw_core.loop.turn_events import TurnDone, TurnError, TurnEvent
+
+DEFAULT_BUFFER = 1024
+_END = object()
+
+
+class Subscription:
+    """An async iterator over the events accepted by ``accept``."""
+
+    def __init__(self, accept: Callable[[TurnEvent], bool], size: int, *, until_terminal: bool):
+        self._accept = accept
+        self._queue: asyncio.Queue[object] = asyncio.Queue(maxsize=size + 1)
+        self._size = size
+        self._until_terminal = until_terminal
+        self.lagging = False
+        self.closed = False
+
+    def offer(self, event: TurnEvent) -> None:
+        if self.closed or not self._accept(event):
+            return
+        if self._queue.qsize() >= self._size:
+            self.lagging = True
+            self.close()
+            return
+        self._queue.put_nowait(event)
+        if self._until_terminal and event.terminal:
+            self.close()
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self._queue.put_nowait(_END)
+
+    def __aiter__(self) -> AsyncIterator[TurnEvent]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[TurnEvent]:
+        while True:
+            item = await self._queue.get()
+            if item is _END:
+                return
+            assert isinstance(item, TurnEvent)
+            yield item
+
+
+class SessionBus:
+    """Fans a session's events out to its subscribers."""
+
+    def __init__(self, buffer: int = DEFAULT_BUFFER) -> None:
+        self.buffer = buffer
+        self._subs: list[Subscription] = []
+
+    def subscribe(
+        self, accept: Callable[[TurnEvent], bool] | None = None, *, until_terminal: bool = False
+    ) -> Subscription:
+        sub = Subscription(accept or (lambda _e: True), self.buffer, until_terminal=until_terminal)
+        self._subs.append(sub)
+        return sub
+
+    def publish(self, event: TurnEvent) -> None:
+        for sub in list(self._subs):
+            sub.offer(event)
+            if sub.closed:
+                self._subs.remove(sub)
+
+    def close(self) -> None:
+        for sub in self._subs:
+            sub.close()
+        self._subs.clear()
+
+
+class TurnHandle:
+    """What :meth:`Core.send` returns: the turn's events and its final outcome."""
+
+    def __init__(self, session_id: str, turn_id: str, subscription: Subscription) -> None:
+        self.session_id = session_id
+        self.turn_id = turn_id
+        self._subscription = subscription
+        self._result: asyncio.Future[TurnEvent] = asyncio.get_running_loop().create_future()
+
+    def _finish(self, event: TurnEvent) -> None:
+        if not self._result.done():
+            self._result.set_result(event)
+
+    def events(self) -> AsyncIterator[TurnEvent]:
+        """The turn's events as they happen, ending with its terminal event.
+
+        Reading is optional: an unread handle never blocks the turn (the buffer is bounded;
+        when it overflows the iterator ends early and :attr:`lagging` is set).
+        """
+        return aiter(self._subscription)
+
+    @property
+    def lagging(self) -> bool:
+        return self._subscription.lagging
+
+    async def result(self) -> TurnEvent:
+        """The terminal event: ``TurnDone``, ``TurnError``, ``Cancelled`` or ``Dropped``."""
+        return await asyncio.shield(self._result)
+
+    async def text(self) -> str:
+        """The whole answer; raises :class:`TurnFailed` when the turn did not complete."""
+        event = await self.result()
+        if isinstance(event, TurnDone):
+            return event.text
+        raise TurnFailed(event)
+
+
+class TurnFailed(Exception):  # noqa: N818 - reads as "the turn failed"
+    """The turn ended without an answer (error, cancel, drop)."""
+
+    def __init__(self, event: TurnEvent) -> None:
+        self.event = event
+        detail = event.message if isinstance(event, TurnError) else type(event).__name__
+        super().__init__(f"turn {event.turn_id} ended without an answer: {detail}")

@@ -1,0 +1,119 @@
+"""In-chat commands shared by every channel (seed 001 approvals, seed 004 ADR-038/039).
+
+``/new`` (memory flush, then a fresh view), ``/reset``, ``/stop``, ``/status``,
+``/context``, ``/yes``, ``/no``, ``/always``. Commands never queue behind a turn: they act
+at once and answer the sender with a notice.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from beamclaw_core.loop.executor import SUMMARY_PREFIX
+from beamclaw_core.loop.history import repair_history
+from beamclaw_core.messages import Message
+from beamclaw_core.providers import estimate_message_tokens, estimate_prompt_tokens
+
+if TYPE_CHECKING:  # the lane imports this module; only its type is needed here
+    from beamclaw_core.sessions.lane import SessionLane
+
+COMMANDS = ("/new", "/reset", "/stop", "/status", "/context", "/yes", "/no", "/always")
+
+
+def parse_command(text: str) -> str | None:
+    """The command named by ``text`` (``/yes`` …), or None for an ordinary message."""
+    word = text.strip().split(maxsplit=1)[0].lower() if text.strip() else ""
+    word = word.split("@", 1)[0]  # Telegram's /cmd@botname
+    return word if word in COMMANDS else None
+
+
+async def run_command(lane: SessionLane, command: str) -> str:
+    """Perform ``command`` on ``lane`` and return the text to send back."""
+    if command in ("/yes", "/no", "/always"):
+        pending = lane.pending_approval()
+        if pending is None:
+            return "No approval is pending."
+        decision = {"/yes": "yes", "/no": "no", "/always": "always"}[command]
+        lane.answer(pending.request_id, decision)  # type: ignore[arg-type]
+        verb = {"yes": "Approved", "no": "Denied", "always": "Approved (always)"}[decision]
+        return f"{verb}: {pending.pending.name}."
+    if command == "/stop":
+        running = lane.executor is not None
+        cleared = await lane.cancel()
+        head = "Stopped the current turn." if running else "Nothing was running."
+        return f"{head} Cleared {cleared} queued message{'s' if cleared != 1 else ''}."
+    if command in ("/new", "/reset"):
+        await lane.cancel("Cancelled by " + command)
+        await lane.settle()
+        if command == "/new":
+            await _flush(lane)
+        await lane.reset_view(command)
+        return "Started a fresh session." if command == "/new" else "Session reset."
+    if command == "/status":
+        return await _status(lane)
+    return await _context(lane)
+
+
+async def _flush(lane: SessionLane) -> None:
+    from beamclaw_core.compaction import memory_flush
+
+    rt = lane.rt
+    if rt.tools is None or not rt.settings.agentic_loop.memory_flush:
+        return
+    view = await lane.view.get()
+    if not view.messages:
+        return
+    messages = [
+        *await rt.system_prompt(lane.session_ref(), lane.last_activity_at),
+        *repair_history(view.messages),
+    ]
+    await memory_flush(
+        rt.provider_for(lane.agent_id),
+        messages,
+        rt.tools,
+        lane.session_ref(),
+        rt.tool_policy_for(lane.agent_id),
+    )
+
+
+async def _status(lane: SessionLane) -> str:
+    info = lane.info()
+    view = await lane.view.get()
+    provider = lane.rt.provider_for(lane.agent_id)
+    lines = [
+        f"Session {info.session_id} (agent {info.agent_id})",
+        f"State: {info.state}" + (f" — {info.error}" if info.error else ""),
+        f"Queued messages: {info.queued}",
+        f"Messages in context: {len(view.messages)}" + (" (+ summary)" if view.summary else ""),
+        f"Model: {provider.model}",
+        f"Autonomy: {lane.rt.settings.autonomy_level.value}",
+        f"Always-approved tools: {', '.join(sorted(lane.allowlist)) or 'none'}",
+    ]
+    return "\n".join(lines)
+
+
+async def _context(lane: SessionLane) -> str:
+    rt = lane.rt
+    provider = rt.provider_for(lane.agent_id)
+    window = rt.context_window_for(provider)
+    system = await rt.system_prompt(lane.session_ref(), lane.last_activity_at)
+    view = await lane.view.get()
+    history_msgs: list[Message] = []
+    if view.summary:
+        history_msgs.append(Message.system(SUMMARY_PREFIX + view.summary))
+    history_msgs.extend(view.messages)
+    tools = tuple(rt.tools.definitions(rt.tool_policy_for(lane.agent_id))) if rt.tools else ()
+    bootstrap = sum(estimate_message_tokens(m) for m in system)
+    tool_tokens = estimate_prompt_tokens([], tools) if tools else 0
+    history = sum(estimate_message_tokens(m) for m in history_msgs)
+    used = bootstrap + tool_tokens + history
+    rows = [
+        ("bootstrap", bootstrap),
+        ("skills", 0),
+        ("tools", tool_tokens),
+        ("history", history),
+        ("free", max(0, window - used)),
+    ]
+    lines = [f"Context window: {window} tokens (estimated use {used})"]
+    lines += [f"  {name:<10} {tokens:>8}  {100 * tokens / window:5.1f}%" for name, tokens in rows]
+    return "\n".join(lines)

@@ -1,0 +1,17 @@
+"""Errors of the sessions layer."""
+
+from __future__ import annotations
+
+from beamclaw_core.errors import BeamclawCoreError
+
+
+class SessionError(BeamclawCoreError):
+    """Base of session errors."""
+
+
+class UnknownSessionError(SessionError):
+    """No session with this id exists."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        super().__init__(f"unknown session {session_id!r}")

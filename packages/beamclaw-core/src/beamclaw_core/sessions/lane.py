@@ -1,0 +1,425 @@
+"""The session lane (seed 000 ADR-003 ``bc_session``; seed 004 queue decisions).
+
+One lane per conversation. It is permanent for the life of the process: it owns the
+queue of pending runs (persisted, so they survive a restart), the session allowlist, the
+event bus and the in-memory view. Its :meth:`SessionLane.loop` is the transient worker:
+the supervisor restarts it after a crash and it resumes the interrupted turn from the
+persisted state (pending tools get synthetic "interrupted" results).
+
+Queue modes: ``followup`` runs queued messages one turn each (FIFO); ``collect`` merges
+everything queued into one turn after a debounce; ``interrupt`` cancels the running turn.
+Beyond ``cap`` queued messages the oldest is dropped and its sender told.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections import deque
+from dataclasses import dataclass
+from typing import Literal
+
+from beamclaw_core.loop import effects as fx
+from beamclaw_core.loop.context import ApprovalRule, LoopContext, LoopLimits
+from beamclaw_core.loop.executor import LoopDeps, TurnExecutor, ViewCache
+from beamclaw_core.loop.inputs import (
+    ApprovalDecision,
+    Cancel,
+    CompactionDone,
+    Decision,
+    Interrupted,
+    UserMessage,
+)
+from beamclaw_core.loop.machine import transition
+from beamclaw_core.loop.states import AwaitingApproval, Error, Idle, State, is_busy
+from beamclaw_core.loop.turn_events import (
+    Dropped,
+    Notice,
+    Queued,
+    TurnDone,
+    TurnError,
+    TurnEvent,
+)
+from beamclaw_core.messages import Message
+from beamclaw_core.sessions.bus import SessionBus, Subscription, TurnHandle
+from beamclaw_core.sessions.commands import parse_command, run_command
+from beamclaw_core.sessions.compacting import compact_lane
+from beamclaw_core.sessions.runs import PendingRun, merge_runs
+from beamclaw_core.sessions.runtime import Runtime, reset_due
+from beamclaw_core.store import RESET, ConversationRecord
+from beamclaw_core.subagents.definitions import subagent_tools
+from beamclaw_obs import EventType, emit
+from beamclaw_tools import ContentPart, SessionRef
+
+RESTART_REASON = "interrupted by restart"
+CRASH_REASON = "the loop crashed and was restarted"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """A session as :meth:`Core.status` and :meth:`Core.list_sessions` describe it."""
+
+    session_id: str
+    agent_id: str
+    user_id: str
+    channel: str | None
+    state: str
+    queued: int
+    last_activity_at: float
+    error: str | None = None
+    parent_id: str | None = None
+
+
+class SessionLane:
+    """Serialises the runs of one conversation."""
+
+    def __init__(self, runtime: Runtime, record: ConversationRecord) -> None:
+        self.rt = runtime
+        self.id = record.id
+        self.agent_id = record.agent_id
+        self.user_id = record.user_id
+        self.channel = record.channel
+        self.parent_id = record.parent_id
+        self.state: State = record.state
+        self.last_activity_at = record.last_activity_at
+        self.bus = SessionBus(runtime.subscriber_buffer)
+        self.queue: deque[PendingRun] = deque()
+        self.allowlist: set[str] = set()
+        self.view = ViewCache(runtime.store, record.id)
+        self.executor: TurnExecutor | None = None
+        self.recover_as_restart = False
+        self.submitted: tuple[str, bool] | None = None
+        self.on_submit: list[asyncio.Future[tuple[str, bool]]] = []
+        self._handles: dict[str, TurnHandle] = {}
+        self._aliases: dict[str, str] = {}
+        self._wake = asyncio.Event()
+        self._turn_lock = asyncio.Lock()
+        self._last_enqueue = 0.0
+
+    @property
+    def is_sub_agent(self) -> bool:
+        return self.parent_id is not None
+
+    # ------------------------------------------------------------ events
+
+    def publish(self, event: TurnEvent) -> None:
+        self.bus.publish(event)
+        if event.terminal and event.turn_id is not None:
+            for run_id in [
+                event.turn_id,
+                *[a for a, t in self._aliases.items() if t == event.turn_id],
+            ]:
+                handle = self._handles.pop(run_id, None)
+                if handle is not None:
+                    handle._finish(event)  # pyright: ignore[reportPrivateUsage]
+                self._aliases.pop(run_id, None)
+
+    def subscribe(self) -> Subscription:
+        return self.bus.subscribe()
+
+    def _handle(self, run_id: str) -> TurnHandle:
+        def mine(event: TurnEvent) -> bool:
+            return event.turn_id == run_id or (
+                event.turn_id is not None and self._aliases.get(run_id) == event.turn_id
+            )
+
+        handle = TurnHandle(self.id, run_id, self.bus.subscribe(mine, until_terminal=True))
+        self._handles[run_id] = handle
+        return handle
+
+    def reply(self, run_id: str, text: str) -> None:
+        """Answer a run without a turn (commands): a notice, then ``TurnDone``."""
+        self.publish(Notice(self.id, run_id, text))
+        self.publish(TurnDone(self.id, run_id, text=text))
+
+    # ------------------------------------------------------------ queue
+
+    async def submit(
+        self,
+        content: str | tuple[ContentPart, ...],
+        *,
+        source_message_id: str | None = None,
+        channel: str | None = None,
+    ) -> TurnHandle:
+        """Queue a message; returns its handle (subscribed before anything can happen)."""
+        now = self.rt.clock()
+        busy = self.executor is not None or bool(self.queue)
+        run = PendingRun(
+            uuid.uuid4().hex,
+            content,
+            now,
+            source_message_id,
+            channel or self.channel,
+            queued_behind=busy,
+        )
+        handle = self._handle(run.id)
+        command = parse_command(run.text) if isinstance(content, str) else None
+        if command is not None:
+            self.reply(run.id, await run_command(self, command))
+            return handle
+        queue_cfg = self.rt.settings.queue
+        if busy and queue_cfg.mode == "interrupt" and self.executor is not None:
+            self.executor.post(Cancel("Interrupted by a newer message"))
+        while len(self.queue) >= queue_cfg.cap:
+            oldest = self.queue.popleft()
+            await self.rt.store.drop_runs([oldest.id])
+            emit(EventType.QUEUE_DROPPED, session_id=self.id, run_id=oldest.id)
+            self.publish(
+                Dropped(
+                    self.id,
+                    oldest.id,
+                    reason=(
+                        f"The queue is full ({queue_cfg.cap} messages): this older message was dropped."
+                    ),
+                )
+            )
+        await self.rt.store.enqueue(self.id, run.id, run.payload(), now=now)
+        self.queue.append(run)
+        self._last_enqueue = now
+        if busy:
+            emit(EventType.QUEUE_ENQUEUED, session_id=self.id, position=len(self.queue))
+            self.publish(Queued(self.id, run.id, position=len(self.queue)))
+        self._wake.set()
+        return handle
+
+    async def restore_queue(self) -> None:
+        """Reload runs persisted before a restart (they resume in order)."""
+        for record in await self.rt.store.pending(self.id):
+            self.queue.append(PendingRun.from_payload(record.id, record.created_at, record.payload))
+        if self.queue:
+            self._wake.set()
+
+    async def clear_queue(self, reason: str) -> int:
+        runs = list(self.queue)
+        self.queue.clear()
+        await self.rt.store.drop_runs([r.id for r in runs])
+        for r in runs:
+            self.publish(Dropped(self.id, r.id, reason=reason))
+        return len(runs)
+
+    async def cancel(self, reason: str = "Cancelled by user") -> int:
+        """``/stop``: cancel the running turn and clear the queue. Returns cleared count."""
+        cleared = await self.clear_queue("Stopped before it ran (/stop).")
+        if self.executor is not None:
+            self.executor.post(Cancel(reason))
+        return cleared
+
+    def pending_approval(self) -> AwaitingApproval | None:
+        state = self.executor.state if self.executor is not None else None
+        return state if isinstance(state, AwaitingApproval) else None
+
+    def answer(self, request_id: str, decision: Decision) -> bool:
+        pending = self.pending_approval()
+        if pending is None or pending.request_id != request_id or self.executor is None:
+            return False
+        emit(
+            EventType.APPROVAL_RESOLVED,
+            session_id=self.id,
+            tool_name=pending.pending.name,
+            decision=decision,
+        )
+        self.executor.post(ApprovalDecision(request_id, decision))
+        return True
+
+    # ------------------------------------------------------------ the worker
+
+    async def loop(self) -> None:
+        """The supervised worker: recover, then run queued messages forever."""
+        record = await self.rt.store.get(self.id)
+        if record is not None:
+            self.state = record.state
+        if is_busy(self.state):
+            restart = self.recover_as_restart
+            self.recover_as_restart = False
+            emit(EventType.SESSION_RECOVERED, session_id=self.id, state=self.state.kind)
+            await self._run(
+                Interrupted(RESTART_REASON if restart else CRASH_REASON, resume=not restart)
+            )
+        while True:
+            if not self.queue:
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            runs = await self._take()
+            if runs:
+                await self._turn(runs)
+
+    async def _take(self) -> list[PendingRun]:
+        cfg = self.rt.settings.queue
+        if cfg.mode != "collect":
+            return [self.queue.popleft()]
+        if any(r.queued_behind for r in self.queue) and cfg.debounce_ms > 0:
+            while True:
+                wait = self._last_enqueue + cfg.debounce_ms / 1000 - self.rt.clock()
+                if wait <= 0:
+                    break
+                await asyncio.sleep(wait)
+        runs = list(self.queue)
+        self.queue.clear()
+        return runs
+
+    async def _turn(self, runs: list[PendingRun]) -> None:
+        primary = runs[0]
+        for r in runs[1:]:
+            self._aliases[r.id] = primary.id
+        now = self.rt.clock()
+        reset_cfg = self.rt.settings.reset
+        why = reset_due(
+            self.last_activity_at,
+            now,
+            daily_hour=reset_cfg.daily_hour,
+            idle_minutes=reset_cfg.idle_minutes,
+        )
+        if why is not None and (await self.view.get()).messages:
+            await self.reset_view(f"automatic reset ({why})")
+            self.publish(Notice(self.id, primary.id, f"Started a fresh session: {why}."))
+        budget = self.rt.settings.daily_cost_budget_usd
+        remaining = None
+        if budget is not None:
+            spent = await self.rt.store.cost_since(self.agent_id, self.rt.local_day_start(now))
+            remaining = budget - spent
+        meta = {"run_ids": [r.id for r in runs], "channel": primary.channel}
+        if primary.source_message_id is not None:
+            meta["source_message_id"] = primary.source_message_id
+        message = Message.user(merge_runs(runs), meta=meta)
+        self.last_activity_at = now
+        await self._run(
+            UserMessage(primary.id, message, now, remaining), consumed=tuple(r.id for r in runs)
+        )
+
+    async def _run(self, first: UserMessage | Interrupted, consumed: tuple[str, ...] = ()) -> None:
+        async with self._turn_lock:
+            executor = TurnExecutor(self.context(), self.state, self.deps())
+            self.executor = executor
+            try:
+                self.state = await executor.run(first, consumed_runs=consumed)
+            finally:
+                self.executor = None
+                self.state = executor.state
+
+    def context(self) -> LoopContext:
+        s = self.rt.settings
+        loop = s.agentic_loop
+        rules: dict[str, ApprovalRule] = {}
+        tools = self.rt.tools
+        if tools is not None:
+            rules = {
+                d.name: ApprovalRule.of(d)
+                for d in tools.definitions(self.rt.tool_policy_for(self.agent_id))
+            }
+        return LoopContext(
+            conversation_id=self.id,
+            agent_id=self.agent_id,
+            autonomy=s.autonomy_level,
+            is_sub_agent=self.is_sub_agent,
+            tool_policies=rules,
+            allowlist=frozenset(self.allowlist),
+            limits=LoopLimits(
+                max_tool_iterations=loop.max_tool_iterations,
+                max_attempts=loop.max_attempts,
+                retry_base_delay=loop.retry_base_delay_seconds,
+                retry_max_delay=loop.retry_max_delay_seconds,
+                retry_after_cap=loop.retry_after_cap_seconds,
+                max_tokens_per_turn=loop.max_tokens_per_turn,
+                approval_timeout=loop.approval_timeout_seconds,
+                compaction_threshold_pct=loop.compaction_threshold_pct,
+                max_subagents=loop.max_subagents,
+                turn_timeout_seconds=loop.turn_timeout_seconds,
+            ),
+        )
+
+    def session_ref(self) -> SessionRef:
+        return SessionRef(
+            session_id=self.id,
+            agent_id=self.agent_id,
+            user_id=self.user_id,
+            channel=self.channel,
+            autonomy=self.rt.settings.autonomy_level,
+        )
+
+    def deps(self) -> LoopDeps:
+        rt = self.rt
+        provider = rt.provider_for(self.agent_id)
+        window = rt.context_window_for(provider)
+        last = self.last_activity_at
+
+        async def system_prompt(session: SessionRef) -> list[Message]:
+            return await rt.system_prompt(session, last)
+
+        async def compact(reason: Literal["threshold", "overflow"], window: int) -> CompactionDone:
+            return await compact_lane(self, window, reason=reason)
+
+        async def spawn(effect: fx.SpawnSubAgents) -> None:
+            if rt.spawn is not None:
+                await rt.spawn(self.id, effect)
+
+        def submit(result: str, success: bool) -> None:
+            self.submitted = (result, success)
+
+        return LoopDeps(
+            store=rt.store,
+            view=self.view,
+            provider=provider,
+            session=self.session_ref(),
+            publish=self.publish,
+            system_prompt=system_prompt,
+            compact=compact,
+            allow_tool=self.allowlist.add,
+            clock=rt.clock,
+            tools=rt.tools,
+            tool_policy=rt.tool_policy_for(self.agent_id),
+            extra_tools=subagent_tools(self.is_sub_agent) if rt.spawn is not None else (),
+            spawn=spawn,
+            cancel_children=rt.cancel_children,
+            submit=submit,
+            chunk_size=rt.settings.agentic_loop.stream_chunk_size,
+            context_window=window,
+            on_effect=rt.on_effect,
+        )
+
+    async def give_up(self, error: BaseException | None) -> None:
+        """The loop crashed more often than the restart budget allows: ``Error``, user told."""
+        message = f"The agent loop kept crashing ({type(error).__name__ if error else 'exit'}); "
+        message += "send a new message to try again."
+        state = self.state
+        turn_id = getattr(state, "turn", None)
+        tid = turn_id.turn_id if turn_id is not None else None
+        new_messages: list[Message] = []
+        if is_busy(state):
+            result = transition(state, self.context(), Interrupted(CRASH_REASON, resume=False))
+            new_messages = [e.message for e in result.effects if isinstance(e, fx.PersistMessage)]
+        self.state = Error(error_kind="loop_crash", message=message)
+        await self.rt.store.commit(self.id, self.state, new_messages, now=self.rt.clock())
+        self.view.invalidate()
+        emit(EventType.TURN_ERROR, session_id=self.id, kind="loop_crash")
+        self.publish(TurnError(self.id, tid, "loop_crash", message))
+
+    async def reset_view(self, reason: str) -> None:
+        """Start the LLM view afresh (``/reset``, ``/new``, daily/idle reset); history stays."""
+        await self.rt.store.append_marker(self.id, RESET, {"reason": reason}, now=self.rt.clock())
+        self.view.invalidate()
+        self.allowlist.clear()
+        emit(EventType.SESSION_RESET, session_id=self.id, reason=reason)
+
+    def info(self) -> SessionInfo:
+        error = self.state.message if isinstance(self.state, Error) else None
+        state = self.executor.state if self.executor is not None else self.state
+        return SessionInfo(
+            self.id,
+            self.agent_id,
+            self.user_id,
+            self.channel,
+            state.kind,
+            len(self.queue),
+            self.last_activity_at,
+            error,
+            self.parent_id,
+        )
+
+    async def settle(self) -> None:
+        """Wait until no turn is running and nothing is queued (tests, shutdown)."""
+        while self.executor is not None or self.queue:
+            await asyncio.sleep(0.01)  # noqa: ASYNC110 - two conditions; polling is simplest
+
+    def idle(self) -> bool:
+        return self.executor is None and not self.queue and isinstance(self.state, Idle | Error)

@@ -1,0 +1,73 @@
+"""What every session lane shares: configuration, store, providers, tools, clock."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from beamclaw_core.loop import effects as fx
+from beamclaw_core.messages import Message
+from beamclaw_core.providers import Provider
+from beamclaw_core.settings import CoreSettings
+from beamclaw_core.store import ConversationStore
+from beamclaw_tools import SessionRef, ToolPolicy, ToolRegistry
+
+
+class SystemPromptSource(Protocol):
+    """Builds the system messages of the next LLM request of a session."""
+
+    async def __call__(
+        self, session: SessionRef, last_activity_at: float | None
+    ) -> list[Message]: ...
+
+
+ProviderFactory = Callable[[str], Provider]
+"""Agent id → the provider that agent talks to."""
+
+
+@dataclass
+class Runtime:
+    """Shared dependencies of all lanes (built by :class:`~beamclaw_core.api.Core`)."""
+
+    settings: CoreSettings
+    store: ConversationStore
+    provider_for: ProviderFactory
+    system_prompt: SystemPromptSource
+    clock: Callable[[], float]
+    compaction_provider: Provider | None = None
+    tools: ToolRegistry | None = None
+    tool_policy_for: Callable[[str], ToolPolicy | None] = field(default=lambda _a: None)
+    on_effect: Callable[[fx.Effect], None] | None = None
+    subscriber_buffer: int = 1024
+    context_window_for: Callable[[Provider], int] = field(
+        default=lambda p: p.capabilities().context_window
+    )
+    spawn: Callable[[str, fx.SpawnSubAgents], Awaitable[None]] | None = None
+    cancel_children: Callable[[tuple[str, ...]], Awaitable[None]] | None = None
+
+    def local_day_start(self, now: float) -> float:
+        """Epoch seconds of today's local midnight (daily cost budgets)."""
+        local = dt.datetime.fromtimestamp(now).astimezone()
+        return local.replace(hour=0, minute=0, second=0, microsecond=0).timestamp()
+
+
+def reset_due(
+    last_activity: float, now: float, *, daily_hour: int | None, idle_minutes: int | None
+) -> str | None:
+    """Why a session last active at ``last_activity`` must start fresh at ``now`` (or None).
+
+    Daily: the most recent local ``daily_hour`` o'clock lies between the two instants.
+    Idle: more than ``idle_minutes`` passed.
+    """
+    if idle_minutes is not None and now - last_activity > idle_minutes * 60:
+        return f"idle for more than {idle_minutes} minutes"
+    if daily_hour is not None:
+        local_now = dt.datetime.fromtimestamp(now).astimezone()
+        boundary = local_now.replace(hour=daily_hour, minute=0, second=0, microsecond=0)
+        if boundary > local_now:
+            boundary -= dt.timedelta(days=1)
+        if last_activity < boundary.timestamp() <= now:
+            return f"daily reset at {daily_hour:02d}:00"
+    return None
