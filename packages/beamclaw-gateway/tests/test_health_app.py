@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from beamclaw_gateway import BeamclawConfig, GatewayRuntime, create_app, load_config
+from beamclaw_memory import expected_heads
 from beamclaw_obs import EventType, emit, get_emitter
 
 
@@ -37,7 +38,7 @@ async def test_health_reports_version_uptime_components(client: httpx.AsyncClien
     db = body["components"]["database"]
     assert db["status"] == "up"
     assert db["url"].startswith("sqlite+aiosqlite:///")
-    assert "memory_0001" in db["migrations"]
+    assert set(db["migrations"]) == expected_heads()
 
 
 async def test_ready_only_when_started(client: httpx.AsyncClient, runtime: GatewayRuntime) -> None:

@@ -21,3 +21,7 @@ class PortInUseError(BeamclawGatewayError):
             f"port {port} on {host} is already in use; stop the other process or set "
             f"BEAMCLAW_PORT / [gateway.http] port"
         )
+
+
+class GatewayNotStartedError(BeamclawGatewayError):
+    """A component was used before the gateway runtime started (or after it stopped)."""

@@ -8,11 +8,16 @@ Each later issue's component (sessions, MCP servers, channels, scheduler) joins 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from loguru import logger
 
+from beamclaw_core.api import Core
+from beamclaw_core.providers import Provider
+from beamclaw_gateway.composition import AgentSystem
 from beamclaw_gateway.config import BeamclawConfig
+from beamclaw_gateway.errors import GatewayNotStartedError
 from beamclaw_memory import Database, resolve_database_url
 from beamclaw_obs import (
     ComponentHealth,
@@ -31,7 +36,13 @@ from beamclaw_obs import (
 class GatewayRuntime:
     """Everything a running gateway owns. ``start``/``stop`` are idempotent."""
 
-    def __init__(self, config: BeamclawConfig, *, home: Path | None = None) -> None:
+    def __init__(
+        self,
+        config: BeamclawConfig,
+        *,
+        home: Path | None = None,
+        provider_factory: Callable[[str], Provider] | None = None,
+    ) -> None:
         from beamclaw_obs import beamclaw_home
 
         self.config = config
@@ -39,7 +50,9 @@ class GatewayRuntime:
         self.health = HealthRegistry()
         self.metrics: MetricsBackend | None = None
         self.database: Database | None = None
+        self.system: AgentSystem | None = None
         self.started_monotonic = time.monotonic()
+        self._provider_factory = provider_factory
         self._started = False
         self._db_state = ComponentHealth(HealthState.STARTING)
 
@@ -50,6 +63,13 @@ class GatewayRuntime:
     @property
     def started(self) -> bool:
         return self._started
+
+    @property
+    def core(self) -> Core:
+        """The running agent core (only valid between ``start`` and ``stop``)."""
+        if self.system is None:
+            raise GatewayNotStartedError("the gateway runtime is not started")
+        return self.system.core
 
     async def start(self) -> None:
         if self._started:
@@ -80,12 +100,20 @@ class GatewayRuntime:
         logger.info(
             "database ready: {} ({} migration heads)", self.database.display_url, len(heads)
         )
+        self.system = AgentSystem(
+            self.config, self.database, provider_factory=self._provider_factory
+        )
+        self.system.register_health(self.health)
+        await self.system.start()
         self._started = True
         emit(EventType.GATEWAY_START, home=str(self.home))
 
     async def stop(self) -> None:
         if self._started:
             emit(EventType.GATEWAY_STOP)
+        if self.system is not None:
+            await self.system.stop()
+            self.system = None
         if self.database is not None:
             await self.database.dispose()
             self.database = None

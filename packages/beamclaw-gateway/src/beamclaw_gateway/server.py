@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import ipaddress
 import socket
@@ -16,7 +17,6 @@ from beamclaw_gateway.app import create_app
 from beamclaw_gateway.config import BeamclawConfig, effective_port
 from beamclaw_gateway.errors import GatewayConfigError, PortInUseError
 from beamclaw_gateway.runtime import GatewayRuntime
-import contextlib
 
 
 def is_loopback(host: str) -> bool:

@@ -1,0 +1,102 @@
+"""The agent system the gateway runs: memory, tools, MCP servers, providers and the core.
+
+This is the composition root of everything below the gateway; the CLI's TUI (in-process
+mode), ``beamclaw mcp serve`` and tests use it too, so every entry point runs the same
+system. Nothing here starts work on construction: :meth:`AgentSystem.start` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from beamclaw_core import CoreSettings
+from beamclaw_core.api import Core
+from beamclaw_core.providers import Provider, build_provider_chain
+from beamclaw_gateway.config import BeamclawConfig
+from beamclaw_mcp import GrantPolicy, MCPManager
+from beamclaw_memory import Database, MemoryService, create_memory_service
+from beamclaw_obs import ComponentHealth, HealthRegistry, HealthState
+from beamclaw_tools import ToolPolicy, ToolRegistry
+
+
+@dataclass
+class ProviderCache:
+    """One long-lived provider chain per agent (agents share the default chain today)."""
+
+    core: CoreSettings
+    built: dict[str, Provider] = field(default_factory=dict)
+
+    def __call__(self, agent_id: str) -> Provider:
+        name = self.core.default_provider
+        provider = self.built.get(name)
+        if provider is None:
+            provider = build_provider_chain(name, self.core.providers)
+            self.built[name] = provider
+        return provider
+
+    async def close(self) -> None:
+        for provider in self.built.values():
+            await provider.close()
+        self.built.clear()
+
+
+class AgentSystem:
+    """Memory + tools + MCP + providers + :class:`Core`, wired from one configuration."""
+
+    def __init__(
+        self,
+        config: BeamclawConfig,
+        database: Database,
+        *,
+        provider_factory: Callable[[str], Provider] | None = None,
+    ) -> None:
+        self.config = config
+        self.database = database
+        self.memory: MemoryService = create_memory_service(config.memory, database)
+        self.tools = ToolRegistry.with_builtins(config.tools, memory=self.memory)
+        self.mcp = MCPManager(config.mcp, sink=self.tools)
+        self.grants = GrantPolicy(config.mcp)
+        self._providers = ProviderCache(config.core)
+        self.core = Core.create(
+            config.core,
+            database,
+            provider=provider_factory or self._providers,
+            tools=self.tools,
+            tool_policy=self.tool_policy,
+        )
+        self._started = False
+
+    def tool_policy(self, agent_id: str) -> ToolPolicy:
+        """``[tools]`` allow/deny for the agent, minus MCP servers it is not granted."""
+        policy = ToolPolicy.for_agent(self.config.tools, agent_id)
+        denied = [
+            d.name for d in self.tools.definitions() if not self.grants.allows_tool(agent_id, d)
+        ]
+        return policy.narrowed(deny=denied) if denied else policy
+
+    async def start(self) -> None:
+        """Start MCP servers (in the background) and the core (recovering sessions)."""
+        if self._started:
+            return
+        self.mcp.start()
+        await self.core.start(migrate=False)
+        self._started = True
+
+    async def stop(self) -> None:
+        """Stop the core first (turns persist), then MCP servers and provider clients."""
+        if not self._started:
+            return
+        self._started = False
+        await self.core.stop()
+        await self.mcp.stop()
+        await self._providers.close()
+
+    def register_health(self, health: HealthRegistry) -> None:
+        health.register("sessions", self._sessions_health, critical=True)
+        health.register("mcp", self.mcp.health)
+
+    def _sessions_health(self) -> ComponentHealth:
+        if not self._started:
+            return ComponentHealth(HealthState.STARTING)
+        return ComponentHealth(HealthState.UP)
