@@ -35,6 +35,7 @@ _JSON_OPTION = typer.Option(False, "--json", help="Machine-readable output.")
 
 
 def _mcp_settings(config: Path | None, server: str | None = None) -> tuple[MCPSettings, Any]:
+
     cfg = load_config(config).settings
     mcp: MCPSettings = cfg.mcp
     if server is not None:
@@ -48,6 +49,7 @@ def _mcp_settings(config: Path | None, server: str | None = None) -> tuple[MCPSe
 
 def _daemon_statuses(cfg: Any) -> list[dict[str, Any]] | None:
     """Server statuses from a running gateway's ``/health``, or None when none answers."""
+
     endpoint = Endpoint(cfg.gateway.http.host, effective_port(cfg))
     try:
         code, body = fetch_json(endpoint, "/health", timeout=1.5)
@@ -63,6 +65,8 @@ def _daemon_statuses(cfg: Any) -> list[dict[str, Any]] | None:
 
 
 async def _with_manager(settings: MCPSettings, wait: float, action: Any) -> Any:
+    from beamclaw_mcp import MCPManager
+
     manager = MCPManager(settings)
     manager.start()
     try:
