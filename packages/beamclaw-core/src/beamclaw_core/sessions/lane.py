@@ -418,8 +418,8 @@ class SessionLane:
 
     async def settle(self) -> None:
         """Wait until no turn is running and nothing is queued (tests, shutdown)."""
-        while self.executor is not None or self.queue:
-            await asyncio.sleep(0.01)  # noqa: ASYNC110 - two conditions; polling is simplest
+        while self.executor is not None or self.queue:  # noqa: ASYNC110 - two conditions
+            await asyncio.sleep(0.01)
 
     def idle(self) -> bool:
         return self.executor is None and not self.queue and isinstance(self.state, Idle | Error)

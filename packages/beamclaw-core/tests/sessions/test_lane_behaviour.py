@@ -1,0 +1,256 @@
+"""Lane behaviour through Core: approvals, queue modes, /stop, limits, crashes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from beamclaw_core.api import Core
+from beamclaw_core.loop import (
+    Accepted,
+    ApprovalRequested,
+    ApprovalResolved,
+    Cancelled,
+    Dropped,
+    LimitReached,
+    Queued,
+    TurnDone,
+    TurnError,
+)
+from beamclaw_core.loop import effects as fx
+from beamclaw_core.loop.history import history_problems
+from beamclaw_core.sessions import SessionAddress
+from beamclaw_core.settings import CoreSettings
+from beamclaw_core.testing import CallTool, Hang, Reply, ScriptedProvider
+from beamclaw_tools import Autonomy
+
+from .conftest import EchoTool, make_settings
+
+ADDR = SessionAddress("local:ann", "default", "tui")
+
+
+def with_autonomy(autonomy: Autonomy, **kw: Any) -> CoreSettings:
+    s = make_settings(**kw)
+    return s.model_copy(update={"autonomy_level": autonomy})
+
+
+def with_queue(mode: str, **loop: Any) -> CoreSettings:
+    s = make_settings(**loop)
+    return s.model_copy(update={"queue": s.queue.model_copy(update={"mode": mode})})
+
+
+async def next_of(handle: Any, kind: type) -> Any:
+    async for event in handle.events():
+        if isinstance(event, kind):
+            return event
+    raise AssertionError(f"no {kind.__name__}")
+
+
+@pytest.mark.parametrize(
+    ("autonomy", "answer", "ran", "decision"),
+    [
+        (Autonomy.FULL, None, True, None),
+        (Autonomy.READ_ONLY, None, False, "policy"),
+        (Autonomy.SUPERVISED, "/yes", True, "yes"),
+        (Autonomy.SUPERVISED, "/no", False, "no"),
+        (Autonomy.SUPERVISED, "/always", True, "always"),
+    ],
+)
+async def test_approvals_in_every_autonomy_level(
+    make_core: Callable[..., Any],
+    autonomy: Autonomy,
+    answer: str | None,
+    ran: bool,
+    decision: str | None,
+) -> None:
+    write = EchoTool("write", approval=True, min_autonomy=Autonomy.READ_ONLY)
+    provider = ScriptedProvider([CallTool("write", {"text": "x"}), Reply("finished")])
+    core: Core = make_core(provider, write, settings=with_autonomy(autonomy))
+    await core.start(maintenance=False)
+    handle = await core.send(ADDR, "please write")
+    if answer is not None:
+        request = await next_of(handle, ApprovalRequested)
+        assert request.tool == "write"
+        reply = await core.send(ADDR, answer)
+        assert isinstance(await reply.result(), TurnDone)
+    done = await handle.result()
+    assert isinstance(done, TurnDone)
+    assert done.text == "finished"
+    assert bool(write.calls) is ran
+    history = await core.history(handle.session_id)
+    tool_msg = next(m for m in history if m.role.value == "tool")
+    assert tool_msg.is_error is (not ran)
+    assert history_problems(history) == []
+    if decision == "always":
+        status = await core.send(ADDR, "/status")
+        assert "write" in (await status.text())
+
+
+async def test_approval_timeout_denies(make_core: Callable[..., Any]) -> None:
+    write = EchoTool("write", approval=True)
+    provider = ScriptedProvider([CallTool("write", {"text": "x"}), Reply("ok")])
+    core: Core = make_core(
+        provider, write, settings=with_autonomy(Autonomy.SUPERVISED, approval_timeout_seconds=0.05)
+    )
+    await core.start(maintenance=False)
+    handle = await core.send(ADDR, "go")
+    resolved = await next_of(handle, ApprovalResolved)
+    assert resolved.decision == "timeout"
+    assert (await handle.text()) == "ok"
+    assert write.calls == []
+
+
+async def test_api_answer_approval(make_core: Callable[..., Any]) -> None:
+    write = EchoTool("write", approval=True)
+    provider = ScriptedProvider([CallTool("write", {"text": "x"}), Reply("ok")])
+    core: Core = make_core(provider, write, settings=with_autonomy(Autonomy.SUPERVISED))
+    await core.start(maintenance=False)
+    handle = await core.send(ADDR, "go")
+    request = await next_of(handle, ApprovalRequested)
+    assert not await core.answer_approval(handle.session_id, "bogus", "yes")
+    assert await core.answer_approval(handle.session_id, request.request_id, "yes")
+    assert (await handle.text()) == "ok"
+    assert write.calls == [{"text": "x"}]
+
+
+async def test_followup_queue_is_fifo(make_core: Callable[..., Any]) -> None:
+    slow = EchoTool("slow", delay=0.2)
+    provider = ScriptedProvider(
+        [CallTool("slow", {"text": "1"}), Reply("one"), Reply("two"), Reply("three")]
+    )
+    core: Core = make_core(provider, slow, settings=with_queue("followup"))
+    await core.start(maintenance=False)
+    first = await core.send(ADDR, "m1")
+    await slow.started.wait()
+    second = await core.send(ADDR, "m2")
+    third = await core.send(ADDR, "m3")
+    assert (await next_of(second, Queued)).position == 1
+    assert (await next_of(third, Queued)).position == 2
+    assert [await h.text() for h in (first, second, third)] == ["one", "two", "three"]
+    users = [m.text for m in await core.history(first.session_id) if m.role.value == "user"]
+    assert users == ["m1", "m2", "m3"]
+
+
+async def test_collect_queue_merges_into_one_turn(make_core: Callable[..., Any]) -> None:
+    slow = EchoTool("slow", delay=0.2)
+    provider = ScriptedProvider([CallTool("slow", {"text": "1"}), Reply("one"), Reply("both")])
+    core: Core = make_core(provider, slow, settings=with_queue("collect"))
+    await core.start(maintenance=False)
+    first = await core.send(ADDR, "m1")
+    await slow.started.wait()
+    second = await core.send(ADDR, "m2")
+    third = await core.send(ADDR, "m3")
+    assert await first.text() == "one"
+    assert await second.text() == "both"
+    assert await third.text() == "both"
+    users = [m.text for m in await core.history(first.session_id) if m.role.value == "user"]
+    assert len(users) == 2
+    assert "m2\n---\nm3" in users[1]
+
+
+async def test_queue_cap_drops_oldest_and_tells_sender(make_core: Callable[..., Any]) -> None:
+    settings = with_queue("followup")
+    settings = settings.model_copy(update={"queue": settings.queue.model_copy(update={"cap": 1})})
+    provider = ScriptedProvider([Hang(), Reply("late")], repeat_last=True)
+    core: Core = make_core(provider, settings=settings)
+    await core.start(maintenance=False)
+    running = await core.send(ADDR, "busy")
+    await next_of(running, Accepted)
+    older = await core.send(ADDR, "older")
+    newer = await core.send(ADDR, "newer")
+    dropped = await older.result()
+    assert isinstance(dropped, Dropped)
+    assert "queue is full" in dropped.reason
+    stop = await core.send(ADDR, "/stop")
+    assert "Cleared 1 queued message" in await stop.text()
+    assert isinstance(await running.result(), Cancelled)
+    assert isinstance(await newer.result(), Dropped)
+    assert history_problems(await core.history(running.session_id)) == []
+
+
+async def test_stop_mid_tool_answers_every_call(make_core: Callable[..., Any]) -> None:
+    slow = EchoTool("slow", delay=30)
+    provider = ScriptedProvider([CallTool("slow", {"text": "1"}), Reply("after")])
+    core: Core = make_core(provider, slow)
+    await core.start(maintenance=False)
+    handle = await core.send(ADDR, "go")
+    await slow.started.wait()
+    assert await core.cancel(handle.session_id) == 0
+    assert isinstance(await handle.result(), Cancelled)
+    history = await core.history(handle.session_id)
+    assert history[-1].text == "Cancelled by user"
+    assert history_problems(history) == []
+
+
+async def test_tool_iteration_limit_tells_the_user(make_core: Callable[..., Any]) -> None:
+    echo = EchoTool()
+    provider = ScriptedProvider([CallTool("echo", {"text": "again"})], repeat_last=True)
+    core: Core = make_core(provider, echo, settings=make_settings(max_tool_iterations=2))
+    await core.start(maintenance=False)
+    handle = await core.send(ADDR, "loop forever")
+    limit = await next_of(handle, LimitReached)
+    assert limit.limit == "max_tool_iterations"
+    done = await handle.result()
+    assert isinstance(done, TurnDone)
+    assert "limit of 2 tool iterations" in done.text
+    assert len(echo.calls) == 2
+    assert history_problems(await core.history(handle.session_id)) == []
+
+
+async def test_loop_crash_mid_tool_restarts_with_history(make_core: Callable[..., Any]) -> None:
+    echo = EchoTool()
+    crashes = {"left": 1}
+
+    def crash_once(effect: fx.Effect) -> None:
+        if isinstance(effect, fx.ExecuteTool) and crashes["left"]:
+            crashes["left"] -= 1
+            raise RuntimeError("injected loop crash")
+
+    provider = ScriptedProvider([CallTool("echo", {"text": "1"}), Reply("recovered")])
+    core: Core = make_core(provider, echo, on_effect=crash_once)
+    await core.start(maintenance=False)
+    handle = await core.send(ADDR, "go")
+    assert await handle.text() == "recovered"
+    history = await core.history(handle.session_id)
+    assert history_problems(history) == []
+    tool = next(m for m in history if m.role.value == "tool")
+    assert "Interrupted" in tool.text
+
+
+async def test_restart_budget_exhausted_goes_to_error(make_core: Callable[..., Any]) -> None:
+    def always_crash(effect: fx.Effect) -> None:
+        if isinstance(effect, fx.RequestLlm):
+            raise RuntimeError("broken")
+
+    settings = make_settings()
+    settings = settings.model_copy(
+        update={
+            "restart": settings.restart.model_copy(
+                update={"max_restarts": 1, "backoff_seconds": 0.0}
+            )
+        }
+    )
+    provider = ScriptedProvider([Reply("never"), Reply("works now")])
+    core: Core = make_core(provider, settings=settings, on_effect=always_crash)
+    await core.start(maintenance=False)
+    handle = await core.send(ADDR, "go")
+    failed = await handle.result()
+    assert isinstance(failed, TurnError)
+    assert failed.kind == "loop_crash"
+    assert (await core.status(handle.session_id)).state == "error"
+
+
+async def test_one_failing_session_does_not_stall_another(make_core: Callable[..., Any]) -> None:
+    provider = ScriptedProvider(
+        [lambda msgs, _o: Hang() if msgs[-1].text == "hang" else Reply("fine")], repeat_last=True
+    )
+    core: Core = make_core(provider)
+    await core.start(maintenance=False)
+    stuck = await core.send(SessionAddress("local:a", "default"), "hang")
+    ok = await core.send(SessionAddress("local:b", "default"), "hello")
+    assert await asyncio.wait_for(ok.text(), 10) == "fine"
+    await core.cancel(stuck.session_id)
+    assert isinstance(await stuck.result(), Cancelled)
