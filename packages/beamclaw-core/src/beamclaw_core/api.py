@@ -207,9 +207,14 @@ class Core:
         content: str | tuple[ContentPart, ...],
         *,
         source_message_id: str | None = None,
+        session_id: str | None = None,
     ) -> TurnHandle:
-        """Send a message (or an in-chat command) and get the handle of its turn."""
-        lane = await self._lane(address)
+        """Send a message (or an in-chat command) and get the handle of its turn.
+
+        ``session_id`` names the conversation explicitly (an API client's own session
+        id); by default it is derived from ``address`` (:meth:`session_id`).
+        """
+        lane = await self._lane(address, session_id=session_id)
         self._ensure_running(lane)
         return await lane.submit(
             content, source_message_id=source_message_id, channel=address.channel
