@@ -18,6 +18,7 @@ from beamclaw_memory.errors import (
     MigrationError,
     StorageError,
 )
+from beamclaw_memory.evaluation import EvalSet, load_into, recall_at_k
 from beamclaw_memory.factory import create_memory_service
 from beamclaw_memory.service import (
     IndexReport,
@@ -63,6 +64,7 @@ __all__ = [
     "EmbeddingResponseError",
     "EmbeddingSettings",
     "EmbeddingUnavailableError",
+    "EvalSet",
     "InMemoryRowStore",
     "IndexReport",
     "IndexedMemory",
@@ -86,8 +88,10 @@ __all__ = [
     "__version__",
     "create_memory_service",
     "expected_heads",
+    "load_into",
     "masked",
     "migration_locations",
     "normalise_url",
+    "recall_at_k",
     "resolve_database_url",
 ]

@@ -65,6 +65,9 @@ class SearchSettings(Section):
     """Hits whose final score (in ``[0, 1]``) is below this are dropped."""
     limit: int = Field(default=5, ge=1, le=100)
     """Default number of hits."""
+    min_similarity: float = Field(default=0.2, ge=-1.0, le=1.0)
+    """Vector candidates below this cosine similarity are not candidates at all (without
+    it min-max fusion would promote the least-bad unrelated text to the top)."""
     fusion: Literal["weighted", "rrf"] = "weighted"
     """``weighted``: min-max normalised weighted sum; ``rrf``: reciprocal-rank fusion."""
     rrf_k: int = Field(default=60, ge=1)

@@ -274,8 +274,9 @@ class IndexedMemory:
         assert self.embedder is not None
         await self._embed_missing(agent_id, index)
         (query_vector,) = await self._embed([query])
+        floor = self.settings.search.min_similarity
         try:
-            return index.vectors.top(query_vector, k, mask)
+            return [p for p in index.vectors.top(query_vector, k, mask) if p[1] >= floor]
         except ValueError as exc:
             expected = index.vectors.dimensions or 0
             # stored vectors came from another model or size: re-embed them next search
