@@ -439,3 +439,15 @@ async def test_connection_refused_is_a_network_error(wire: Wire) -> None:
         assert info.value.kind is ErrorKind.NETWORK
     finally:
         await provider.close()
+
+
+@pytest.mark.parametrize("transport", ["httpx", "aiohttp"])
+async def test_both_http_transports_stream_and_classify(serve: Any, transport: str) -> None:
+    script = [FakeReply("via " + transport), Truncate(after_events=2), ServerHang()]
+    async with serve(script, http_transport=transport, stream_idle_timeout=0.2) as s:
+        done = await collect(s.provider.stream(USER))
+        assert done.message.text == "via " + transport
+        for _ in range(2):
+            with pytest.raises(ProviderError) as info:
+                await call(s.provider, streamed=True)
+            assert info.value.kind is ErrorKind.NETWORK

@@ -210,12 +210,15 @@ class HttpProvider(ABC):
         try:
             key = self._api_key()
             body = self.build_body(messages, opts, model, stream=True)
+            idle = self._settings.stream_idle_timeout
             try:
-                async with asyncio.timeout_at(deadline):
+                async with asyncio.timeout_at(min(loop.time() + idle, deadline)):
                     resp = await self._send(body, key)
             except TimeoutError as e:
                 raise self._error(
-                    ErrorKind.NETWORK, "no response headers within total_timeout", model
+                    ErrorKind.NETWORK,
+                    f"the stream stalled: no response within stream_idle_timeout ({idle:g}s)",
+                    model,
                 ) from e
             status = resp.status_code
             try:
