@@ -25,3 +25,62 @@ class PortInUseError(BeamclawGatewayError):
 
 class GatewayNotStartedError(BeamclawGatewayError):
     """A component was used before the gateway runtime started (or after it stopped)."""
+
+
+class ApiError(BeamclawGatewayError):
+    """An HTTP request failed; rendered as an OpenAI-shaped error body.
+
+    Attributes:
+        status: HTTP status code.
+        message: human-readable text.
+        type: OpenAI error ``type`` (``invalid_request_error``, ``authentication_error``…).
+        code: machine-readable code (``model_not_found``, ``rate_limit_exceeded``…).
+        param: the request field at fault, when one is.
+        headers: extra response headers (``Retry-After``, ``WWW-Authenticate``…).
+    """
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        type: str = "invalid_request_error",  # noqa: A002 - the OpenAI field name
+        code: str | None = None,
+        param: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.status = status
+        self.message = message
+        self.type = type
+        self.code = code
+        self.param = param
+        self.headers = headers or {}
+        super().__init__(message)
+
+    def body(self) -> dict[str, object]:
+        """``{"error": {"message", "type", "param", "code"}}``."""
+        return {
+            "error": {
+                "message": self.message,
+                "type": self.type,
+                "param": self.param,
+                "code": self.code,
+            }
+        }
+
+
+class UnknownChannelError(BeamclawGatewayError):
+    """``/api/deliver`` named a channel that is not registered."""
+
+    def __init__(self, channel: str) -> None:
+        self.channel = channel
+        super().__init__(f"unknown channel {channel!r}")
+
+
+class UnknownTargetError(BeamclawGatewayError):
+    """A channel has no recipient with this target id."""
+
+    def __init__(self, channel: str, target: str) -> None:
+        self.channel = channel
+        self.target = target
+        super().__init__(f"channel {channel!r} has no target {target!r}")

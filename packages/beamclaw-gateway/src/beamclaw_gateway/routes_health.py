@@ -9,7 +9,9 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from beamclaw_gateway._version import __version__
+from beamclaw_gateway.auth import bearer_token, unauthorized
 from beamclaw_gateway.runtime import GatewayRuntime
+from beamclaw_gateway.services import GatewayServices
 
 router = APIRouter()
 
@@ -62,11 +64,20 @@ async def ready(request: Request) -> JSONResponse:
     "/metrics",
     tags=["health"],
     response_class=Response,
-    responses={200: {"content": {"text/plain": {}}}, 404: {"description": "Metrics disabled"}},
+    responses={
+        200: {"content": {"text/plain": {}}},
+        401: {"description": "Token required (metrics_public = false)"},
+        404: {"description": "Metrics disabled"},
+    },
 )
 async def metrics(request: Request) -> Response:
-    """Prometheus text exposition."""
+    """Prometheus text exposition (needs the token when ``metrics_public`` is false)."""
     rt = _runtime(request)
+    services: GatewayServices = request.app.state.services
+    if not services.auth.metrics_public and not services.auth.check(
+        bearer_token(request.headers.get("authorization"))
+    ):
+        raise unauthorized()
     if rt.metrics is None:
         return Response("metrics disabled\n", status_code=404, media_type="text/plain")
     return Response(rt.metrics.render(), media_type=PROMETHEUS_CONTENT_TYPE)

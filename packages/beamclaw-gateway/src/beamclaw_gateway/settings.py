@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from beamclaw_obs import Secret, Section
 
@@ -20,6 +20,94 @@ class HttpSettings(Section):
     """Bearer token for ``/v1``, ``/api``, ``/ws`` and A2A (``{ env = "VAR" }``)."""
     metrics_public: bool = True
     """Serve ``/metrics`` without a token (loopback deployments); False requires it."""
+    max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    """Largest accepted request body; a bigger one is answered 413 before it is read."""
+    trust_forwarded_for: bool = False
+    """Take the client IP from ``X-Forwarded-For`` (only behind a trusted reverse proxy)."""
+
+
+class RateLimitSettings(Section):
+    """``[gateway.rate_limit]``: moving-window limits on every external entry point."""
+
+    enabled: bool = True
+    """False turns rate limiting off entirely."""
+    per_ip: str = "120/minute"
+    """Limit per client IP, in ``limits`` notation (``"10/second; 120/minute"``)."""
+    per_token: str = "600/minute"
+    """Limit per presented bearer token (hashed), in ``limits`` notation."""
+    storage_uri: str = "memory://"
+    """``memory://`` (one process) or ``redis://host:port/db`` (shared by gateway nodes)."""
+    exempt_paths: list[str] = Field(default_factory=lambda: ["/health", "/ready", "/metrics"])
+    """Paths (exact) that are never limited: probes and scrapes."""
+
+    @field_validator("per_ip", "per_token")
+    @classmethod
+    def _parses(cls, value: str) -> str:
+        from limits import parse_many
+
+        try:
+            parse_many(value)
+        except ValueError as exc:
+            raise ValueError(f"not a rate limit in limits notation: {value!r}") from exc
+        return value
+
+    @field_validator("storage_uri")
+    @classmethod
+    def _known_storage(cls, value: str) -> str:
+        if not value.startswith(("memory://", "redis://", "rediss://")):
+            raise ValueError("storage_uri is memory://, redis://… or rediss://…")
+        return value
+
+
+class WebhookSourceSettings(Section):
+    """``[gateway.webhooks.<source>]``: one generic webhook sender (``/webhook/<source>``)."""
+
+    secret: Secret
+    """Shared secret the sender presents (``{ env = "VAR" }``); compared in constant time."""
+    header: str | None = "X-Webhook-Secret"
+    """Request header carrying the secret (None: only ``body_field`` is accepted)."""
+    body_field: str | None = None
+    """Top-level JSON body field carrying the secret; removed before the agent sees it."""
+    agent: str | None = None
+    """Agent that receives this source's events (None: ``[core] default_agent``)."""
+    user: str | None = None
+    """Session user for this source (None: ``webhook:<source>``)."""
+
+
+class A2ASettings(Section):
+    """``[gateway.a2a]``: the Agent-to-Agent (A2A) JSON-RPC endpoint."""
+
+    enabled: bool = True
+    """Serve ``/.well-known/agent.json`` and ``POST /a2a``."""
+    agent: str | None = None
+    """Agent answering A2A tasks (None: ``[core] default_agent``)."""
+    public_url: str | None = None
+    """URL peers use to reach this gateway (None: derived from the request)."""
+
+
+class ApiSettings(Section):
+    """``[gateway.api]``: behaviour of the OpenAI-compatible API."""
+
+    idempotency_ttl_seconds: int = Field(default=86_400, ge=60)
+    """How long an ``Idempotency-Key`` answer is kept and replayed."""
+    approval_mode: Literal["deny", "wait"] = "deny"
+    """Tool approvals inside ``/v1`` turns: ``deny`` answers no at once; ``wait`` leaves
+    them for another client (``/ws``) until ``approval_timeout_seconds``.
+    ``X-Approval-Mode`` overrides per request."""
+
+
+class WebSocketSettings(Section):
+    """``[gateway.ws]``: the ``/ws`` protocol."""
+
+    ping_interval_seconds: float = Field(default=20.0, gt=0)
+    """Protocol-level ping interval; a peer silent for twice as long is disconnected."""
+    send_buffer: int = Field(default=1024, ge=8)
+    """Frames queued per connection; a client that falls this far behind is disconnected
+    (its turns continue and are persisted)."""
+    auth_timeout_seconds: float = Field(default=10.0, gt=0)
+    """Time allowed for the first ``auth`` frame when no Authorization header was sent."""
+    dedupe_window: int = Field(default=1024, ge=1)
+    """Client message ids remembered per user for de-duplication."""
 
 
 class TelegramSettings(Section):
@@ -47,4 +135,10 @@ class GatewaySettings(Section):
     """``[gateway]``: HTTP API and channels."""
 
     http: HttpSettings = Field(default_factory=HttpSettings)
+    rate_limit: RateLimitSettings = Field(default_factory=RateLimitSettings)
+    api: ApiSettings = Field(default_factory=ApiSettings)
+    ws: WebSocketSettings = Field(default_factory=WebSocketSettings)
+    a2a: A2ASettings = Field(default_factory=A2ASettings)
+    webhooks: dict[str, WebhookSourceSettings] = Field(default_factory=dict)
+    """Generic webhook sources by name; a source not listed here is refused (404)."""
     channels: ChannelsSettings = Field(default_factory=ChannelsSettings)

@@ -1,0 +1,86 @@
+"""Bearer-token authentication (DESIGN.md section 7).
+
+Invariants: the presented token is compared with :func:`hmac.compare_digest` (constant
+time); a configured token whose environment variable is unset rejects every request
+(fail closed); with no token configured (loopback only, see ``check_bind_policy``) every
+request is allowed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from beamclaw_gateway.errors import ApiError
+from beamclaw_gateway.settings import HttpSettings
+from beamclaw_obs import MissingSecretError
+
+bearer_scheme = HTTPBearer(auto_error=False, description="The gateway token.")
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header, else None."""
+    if not authorization:
+        return None
+    scheme, _, value = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not value.strip():
+        return None
+    return value.strip()
+
+
+def token_key(token: str) -> str:
+    """A short, non-reversible key for a token (rate-limit buckets, logs)."""
+    return hashlib.sha256(token.encode()).hexdigest()[:24]
+
+
+class TokenGuard:
+    """Checks presented tokens against ``[gateway.http] token``."""
+
+    def __init__(self, http: HttpSettings) -> None:
+        self._secret = http.token
+        self._metrics_public = http.metrics_public
+
+    @property
+    def required(self) -> bool:
+        """True when a token is configured (every protected route needs it)."""
+        return self._secret is not None
+
+    @property
+    def metrics_public(self) -> bool:
+        return self._metrics_public or not self.required
+
+    def check(self, presented: str | None) -> bool:
+        """True when ``presented`` is the configured token (or none is configured)."""
+        if self._secret is None:
+            return True
+        if not presented:
+            return False
+        try:
+            expected = self._secret.resolve("gateway token")
+        except MissingSecretError:
+            return False
+        return hmac.compare_digest(presented.encode(), expected.encode())
+
+
+def unauthorized(message: str = "missing or invalid gateway token") -> ApiError:
+    return ApiError(
+        401,
+        message,
+        type="authentication_error",
+        code="invalid_api_key",
+        headers={"WWW-Authenticate": "Bearer"},
+    )
+
+
+async def require_token(
+    request: Request,
+    credentials: HTTPAuthorizationCredentials | None = Depends(bearer_scheme),  # noqa: B008
+) -> None:
+    """FastAPI dependency guarding ``/v1``, ``/api`` and ``/a2a``."""
+    guard: TokenGuard = request.app.state.services.auth
+    presented = credentials.credentials if credentials is not None else None
+    if not guard.check(presented):
+        raise unauthorized()

@@ -1,0 +1,1 @@
+"""Alembic revisions of the gateway branch (``versions/``, registered by entry point)."""

@@ -1,0 +1,109 @@
+"""Rate limiting with the ``limits`` library (moving window, async storages).
+
+Every external entry point is limited per client IP and, when a bearer token is
+presented, per token (hashed). Storage is in-process memory by default or Redis (redis-py)
+so that several gateway nodes share counters. A storage failure never takes the API down:
+the request is allowed, the failure logged and ``/health`` shows ``rate_limit`` degraded.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+from limits import RateLimitItem, parse_many
+from limits.aio.storage import MemoryStorage, Storage
+from limits.aio.strategies import MovingWindowRateLimiter
+from limits.storage import storage_from_string
+from loguru import logger
+
+from beamclaw_gateway.settings import RateLimitSettings
+from beamclaw_obs import ComponentHealth, HealthState
+
+
+@dataclass(frozen=True, slots=True)
+class RateDecision:
+    """The outcome of one check, with what the rate-limit headers report."""
+
+    allowed: bool
+    limit: int
+    remaining: int
+    reset_after: float
+    """Seconds until the tightest window frees a slot."""
+
+    def headers(self) -> dict[str, str]:
+        reset = max(1, math.ceil(self.reset_after))
+        out = {
+            "X-RateLimit-Limit": str(self.limit),
+            "X-RateLimit-Remaining": str(max(0, self.remaining)),
+            "X-RateLimit-Reset": str(reset),
+        }
+        if not self.allowed:
+            out["Retry-After"] = str(reset)
+        return out
+
+
+def _async_uri(uri: str) -> str:
+    return uri if uri.startswith("async+") else f"async+{uri}"
+
+
+class RateLimiter:
+    """Moving-window limits per IP and per token over one ``limits`` storage."""
+
+    def __init__(self, settings: RateLimitSettings) -> None:
+        self.settings = settings
+        self.enabled = settings.enabled
+        self.exempt = frozenset(settings.exempt_paths)
+        self._per_ip: list[RateLimitItem] = parse_many(settings.per_ip)
+        self._per_token: list[RateLimitItem] = parse_many(settings.per_token)
+        uri = _async_uri(settings.storage_uri)
+        options: dict[str, float | str | bool] = {}
+        if "redis" in uri:
+            options["implementation"] = "redispy"
+        storage = storage_from_string(uri, **options)
+        assert isinstance(storage, Storage)
+        self.storage: Storage = storage
+        self._strategy = MovingWindowRateLimiter(self.storage)
+        self._last_error: str | None = None
+
+    async def check(self, ip: str, token_key: str | None = None) -> RateDecision:
+        """Count one request of ``ip`` (and ``token_key``); the tightest limit decides."""
+        checks = [(item, "ip", ip) for item in self._per_ip]
+        if token_key is not None:
+            checks += [(item, "token", token_key) for item in self._per_token]
+        tightest: RateDecision | None = None
+        try:
+            for item, kind, ident in checks:
+                allowed = await self._strategy.hit(item, "gateway", kind, ident)
+                stats = await self._strategy.get_window_stats(item, "gateway", kind, ident)
+                decision = RateDecision(
+                    allowed, item.amount, stats.remaining, stats.reset_time - time.time()
+                )
+                if not allowed:
+                    return decision
+                if tightest is None or decision.remaining < tightest.remaining:
+                    tightest = decision
+        except Exception as exc:  # storage down: fail open, loudly
+            if self._last_error is None:
+                logger.warning("rate limiter storage failed, allowing requests: {}", exc)
+            self._last_error = f"{type(exc).__name__}: {exc}"
+            return RateDecision(True, 0, 0, 0.0)
+        self._last_error = None
+        return tightest or RateDecision(True, 0, 0, 0.0)
+
+    async def reset(self) -> None:
+        """Forget every counter (tests, ``beamclaw`` admin)."""
+        await self.storage.reset()
+
+    def health(self) -> ComponentHealth:
+        if not self.enabled:
+            return ComponentHealth(HealthState.DISABLED)
+        data: dict[str, object] = {"storage": self.settings.storage_uri.split("://")[0]}
+        if self._last_error is not None:
+            return ComponentHealth(HealthState.DEGRADED, self._last_error, data)
+        return ComponentHealth(HealthState.UP, data=data)
+
+    async def close(self) -> None:
+        if isinstance(self.storage, MemoryStorage) and self.storage.timer is not None:
+            self.storage.timer.cancel()

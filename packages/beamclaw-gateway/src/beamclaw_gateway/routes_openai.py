@@ -1,0 +1,278 @@
+"""``/v1``: the OpenAI-compatible API (chat completions, models).
+
+Invariants: the answer is the whole turn (tool steps included); the turn runs detached
+from the request (turns.py), so a client that disconnects mid-stream loses nothing; an
+``Idempotency-Key`` answers a retry from the stored first answer; every error has the
+OpenAI shape ``{"error": {"message", "type", "param", "code"}}``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Header, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+
+from beamclaw_core.loop import TextChunk
+from beamclaw_core.sessions import SessionAddress
+from beamclaw_gateway.auth import bearer_token, require_token, token_key
+from beamclaw_gateway.errors import ApiError
+from beamclaw_gateway.idempotency import StoredAnswer, fingerprint
+from beamclaw_gateway.openai_models import (
+    AssistantMessage,
+    ChatCompletion,
+    ChatCompletionChunk,
+    ChatCompletionRequest,
+    Choice,
+    CompletionUsage,
+    ModelCard,
+    ModelList,
+    error_responses,
+    last_user_content,
+)
+from beamclaw_gateway.services import GatewayServices
+from beamclaw_gateway.turns import DetachedTurn, TurnRequest, TurnResult
+
+router = APIRouter(prefix="/v1", tags=["openai"], dependencies=[Depends(require_token)])
+
+_UPSTREAM_STATUS = {"timeout": 504, "rate_limit": 429, "context_overflow": 400}
+
+
+def _services(request: Request) -> GatewayServices:
+    services: GatewayServices = request.app.state.services
+    return services
+
+
+def api_user_id(user: str | None) -> str:
+    """``api:<user>``; an id already carrying a channel prefix is kept."""
+    if not user:
+        return "api:anonymous"
+    return user if ":" in user else f"api:{user}"
+
+
+def render(result: TurnResult, model: str, created: int) -> StoredAnswer:
+    """The non-streaming answer (status and body) for a finished turn."""
+    if result.status == "completed":
+        completion = ChatCompletion(
+            id=f"chatcmpl-{result.turn_id}",
+            created=created,
+            model=model,
+            choices=[
+                Choice(
+                    message=AssistantMessage(content=result.text),
+                    finish_reason=result.finish_reason,
+                )
+            ],
+            usage=CompletionUsage.of(result.usage),
+        )
+        return StoredAnswer(200, completion.model_dump(mode="json"))
+    return StoredAnswer(_error_status(result), _turn_error(result).body())
+
+
+def _error_status(result: TurnResult) -> int:
+    if result.status in ("cancelled", "dropped"):
+        return 409
+    return _UPSTREAM_STATUS.get(result.error_kind or "", 502)
+
+
+def _turn_error(result: TurnResult) -> ApiError:
+    if result.status == "cancelled":
+        return ApiError(409, f"the turn was cancelled: {result.error_message}", code="turn_cancelled")
+    if result.status == "dropped":
+        return ApiError(409, f"the message never ran: {result.error_message}", code="turn_dropped")
+    return ApiError(
+        _error_status(result),
+        result.error_message or "the turn failed",
+        type="api_error",
+        code=result.error_kind,
+    )
+
+
+@router.get("/models", response_model=ModelList, responses=error_responses(401, 429))
+async def list_models(request: Request) -> ModelList:
+    """One model per agent: ``beamclaw/<agent>`` (the default agent first)."""
+    services = _services(request)
+    created = int(time.time() - services.runtime.uptime_seconds)
+    return ModelList(
+        data=[ModelCard(id=f"beamclaw/{agent}", created=created) for agent in services.agents.ids()]
+    )
+
+
+def _sse(data: dict[str, Any] | str) -> bytes:
+    text = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
+    return f"data: {text}\n\n".encode()
+
+
+class _ChunkWriter:
+    def __init__(self, completion_id: str, model: str, created: int, include_usage: bool) -> None:
+        self.base: dict[str, Any] = {
+            "id": completion_id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "system_fingerprint": None,
+        }
+        self.include_usage = include_usage
+
+    def chunk(
+        self, delta: dict[str, Any], finish_reason: str | None = None
+    ) -> bytes:
+        data = {
+            **self.base,
+            "choices": [
+                {"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}
+            ],
+        }
+        if self.include_usage:
+            data["usage"] = None
+        return _sse(data)
+
+    def usage(self, usage: dict[str, Any]) -> bytes:
+        return _sse({**self.base, "choices": [], "usage": usage})
+
+
+async def _stream_turn(turn: DetachedTurn, writer: _ChunkWriter) -> AsyncIterator[bytes]:
+    yield writer.chunk({"role": "assistant", "content": ""})
+    streamed: list[str] = []
+    while (event := await turn.events.get()) is not None:
+        if isinstance(event, TextChunk) and event.text:
+            streamed.append(event.text)
+            yield writer.chunk({"content": event.text})
+    result = turn.result.result()
+    if result.status != "completed":
+        yield _sse(_turn_error(result).body())
+        yield _sse("[DONE]")
+        return
+    sent = "".join(streamed)
+    if result.text.startswith(sent) and len(result.text) > len(sent):
+        yield writer.chunk({"content": result.text[len(sent) :]})
+    yield writer.chunk({}, result.finish_reason)
+    if writer.include_usage:
+        yield writer.usage(CompletionUsage.of(result.usage).model_dump(mode="json"))
+    yield _sse("[DONE]")
+
+
+async def _replay_stream(answer: StoredAnswer, writer: _ChunkWriter) -> AsyncIterator[bytes]:
+    if answer.status_code != 200:
+        yield _sse(answer.body)
+        yield _sse("[DONE]")
+        return
+    completion = ChatCompletion.model_validate(answer.body)
+    choice = completion.choices[0]
+    yield writer.chunk({"role": "assistant", "content": ""})
+    if choice.message.content:
+        yield writer.chunk({"content": choice.message.content})
+    yield writer.chunk({}, choice.finish_reason)
+    if writer.include_usage:
+        yield writer.usage(completion.usage.model_dump(mode="json"))
+    yield _sse("[DONE]")
+
+
+_SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+@router.post(
+    "/chat/completions",
+    response_model=ChatCompletion,
+    responses={
+        200: {
+            "description": "The whole turn's answer; with `stream: true` an SSE stream of "
+            "`chat.completion.chunk` objects ending with `data: [DONE]`.",
+            "content": {"text/event-stream": {"schema": ChatCompletionChunk.model_json_schema()}},
+        },
+        **error_responses(400, 401, 404, 409, 413, 429, 502, 503, 504),
+    },
+)
+async def chat_completions(
+    request: Request,
+    body: ChatCompletionRequest,
+    x_user_id: Annotated[str | None, Header(max_length=256)] = None,
+    x_session_id: Annotated[str | None, Header(max_length=128)] = None,
+    idempotency_key: Annotated[str | None, Header(max_length=256)] = None,
+    x_approval_mode: Annotated[Literal["deny", "wait"] | None, Header()] = None,
+) -> Any:
+    """Send the last user message to the agent named by ``model``; answer with the turn.
+
+    ``model`` is ``beamclaw/<agent>`` or the agent id. The user comes from ``user`` or
+    ``X-User-Id``; the session from ``X-Session-Id``/``session_id`` or is derived from
+    user and agent. Only the last user message is taken: the history lives in the
+    session. ``X-Approval-Mode`` (``deny``/``wait``) says what happens to tool approvals.
+    """
+    services = _services(request)
+    agent = services.agents.resolve(body.model)
+    if agent is None:
+        raise ApiError(
+            404,
+            f"The model `{body.model}` does not exist",
+            code="model_not_found",
+            param="model",
+        )
+    try:
+        content = last_user_content(body)
+    except ValueError as exc:
+        raise ApiError(400, str(exc), param="messages") from exc
+    if content is None:
+        raise ApiError(400, "messages must contain a non-empty user message", param="messages")
+    created = int(time.time())
+    include_usage = bool(body.stream_options and body.stream_options.include_usage)
+    key: str | None = None
+    if idempotency_key:
+        token = bearer_token(request.headers.get("authorization"))
+        key = f"{token_key(token) if token else 'anon'}:{idempotency_key}"
+        claim = await services.idempotency.claim(key, fingerprint(await request.body()))
+        if claim.kind == "mismatch":
+            raise ApiError(
+                409,
+                "this Idempotency-Key was used with a different request",
+                code="idempotency_key_reused",
+            )
+        if claim.kind == "busy":
+            raise ApiError(
+                409,
+                "a request with this Idempotency-Key is still running",
+                code="idempotency_in_progress",
+            )
+        if claim.answer is not None:
+            answer = claim.answer
+            if body.stream:
+                writer = _ChunkWriter(str(answer.body.get("id", "chatcmpl-replay")), body.model, created, include_usage)
+                return StreamingResponse(
+                    _replay_stream(answer, writer),
+                    media_type="text/event-stream",
+                    headers={**_SSE_HEADERS, "Idempotent-Replayed": "true"},
+                )
+            return JSONResponse(
+                answer.body, answer.status_code, headers={"Idempotent-Replayed": "true"}
+            )
+
+    async def remember(result: TurnResult) -> None:
+        if key is not None:
+            await services.idempotency.finish(
+                key, render(result, body.model, created), result.session_id
+            )
+
+    turn_request = TurnRequest(
+        address=SessionAddress(api_user_id(body.user or x_user_id), agent, "api"),
+        content=content,
+        session_id=x_session_id or body.session_id,
+        approval_mode=x_approval_mode or services.settings.api.approval_mode,
+    )
+    try:
+        turn = await services.turns.start(turn_request, on_done=remember)
+    except BaseException:
+        if key is not None:
+            await services.idempotency.abandon(key)
+        raise
+    headers = {"X-Session-Id": turn.session_id}
+    if body.stream:
+        writer = _ChunkWriter(f"chatcmpl-{turn.turn_id}", body.model, created, include_usage)
+        return StreamingResponse(
+            _stream_turn(turn, writer),
+            media_type="text/event-stream",
+            headers={**_SSE_HEADERS, **headers},
+        )
+    answer = render(await turn.result, body.model, created)
+    return JSONResponse(answer.body, answer.status_code, headers=headers)

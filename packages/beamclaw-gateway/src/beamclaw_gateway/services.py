@@ -1,0 +1,79 @@
+"""What the routes share: auth, rate limiter, agents, channels, turn runner, stores.
+
+Built with the app (nothing here touches the database until first used), bound to the
+:class:`GatewayRuntime`, so the routes work whether the runtime was started by the app's
+lifespan or before it (``server.serve``, tests).
+"""
+
+from __future__ import annotations
+
+from beamclaw_core.api import Core
+from beamclaw_gateway.a2a_store import A2AStore
+from beamclaw_gateway.agents import AgentCatalog
+from beamclaw_gateway.auth import TokenGuard
+from beamclaw_gateway.channels import ChannelRegistry
+from beamclaw_gateway.errors import GatewayNotStartedError
+from beamclaw_gateway.idempotency import IdempotencyStore
+from beamclaw_gateway.ratelimit import RateLimiter
+from beamclaw_gateway.runtime import GatewayRuntime
+from beamclaw_gateway.settings import GatewaySettings
+from beamclaw_gateway.turns import TurnRunner
+from beamclaw_gateway.ws import WebSocketHub
+from beamclaw_memory import Database
+from beamclaw_obs import ComponentHealth, HealthState
+
+
+class GatewayServices:
+    """The gateway's edge services around one runtime."""
+
+    def __init__(self, runtime: GatewayRuntime) -> None:
+        self.runtime = runtime
+        self.settings: GatewaySettings = runtime.config.gateway
+        self.auth = TokenGuard(self.settings.http)
+        self.limiter = RateLimiter(self.settings.rate_limit)
+        self.agents = AgentCatalog(runtime.config.core.default_agent, runtime.home)
+        self.channels = ChannelRegistry()
+        self.ws_hub = WebSocketHub(self.settings.ws)
+        self.channels.register(self.ws_hub)
+        self.turns = TurnRunner(self.core)
+        self._idempotency: IdempotencyStore | None = None
+        self._a2a: A2AStore | None = None
+        self._register_health()
+
+    def core(self) -> Core:
+        """The running core; :class:`GatewayNotStartedError` (503) before start."""
+        return self.runtime.core
+
+    def database(self) -> Database:
+        if self.runtime.database is None:
+            raise GatewayNotStartedError("the gateway runtime is not started")
+        return self.runtime.database
+
+    @property
+    def idempotency(self) -> IdempotencyStore:
+        db = self.database()
+        if self._idempotency is None or self._idempotency.db is not db:
+            self._idempotency = IdempotencyStore(db, self.settings.api.idempotency_ttl_seconds)
+        return self._idempotency
+
+    @property
+    def a2a(self) -> A2AStore:
+        db = self.database()
+        if self._a2a is None or self._a2a.db is not db:
+            self._a2a = A2AStore(db)
+        return self._a2a
+
+    def _register_health(self) -> None:
+        health = self.runtime.health
+        health.register("channels", self.channels.health)
+        health.register("rate_limit", self.limiter.health)
+        if "scheduler" not in health.snapshot():
+            health.register(
+                "scheduler",
+                lambda: ComponentHealth(HealthState.DISABLED, "not run by this gateway yet"),
+            )
+
+    async def close(self) -> None:
+        """Let detached turns' consumers finish (bounded), release the limiter."""
+        await self.turns.drain()
+        await self.limiter.close()

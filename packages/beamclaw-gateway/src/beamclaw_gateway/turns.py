@@ -1,0 +1,180 @@
+"""Turns started by request/response entry points (``/v1``, webhooks, A2A), run detached.
+
+A :class:`DetachedTurn` is consumed by a background task owned by :class:`TurnRunner`,
+never by the HTTP request: a client that disconnects mid-stream does not lose the turn
+(it completes and is persisted), approvals are answered by policy even when nobody
+listens, and completion callbacks (idempotency records, A2A task states) always run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from loguru import logger
+
+from beamclaw_core import Usage
+from beamclaw_core.api import Core
+from beamclaw_core.loop import (
+    ApprovalRequested,
+    Cancelled,
+    Dropped,
+    LimitReached,
+    TurnDone,
+    TurnError,
+    TurnEvent,
+)
+from beamclaw_core.sessions import SessionAddress
+from beamclaw_tools import ContentPart
+
+ApprovalMode = Literal["deny", "wait"]
+TurnStatus = Literal["completed", "failed", "cancelled", "dropped"]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnResult:
+    """How a turn ended, in the terms every API maps from."""
+
+    session_id: str
+    turn_id: str
+    status: TurnStatus
+    text: str = ""
+    usage: Usage = field(default_factory=Usage)
+    model: str | None = None
+    finish_reason: Literal["stop", "length"] = "stop"
+    error_kind: str | None = None
+    error_message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRequest:
+    address: SessionAddress
+    content: str | tuple[ContentPart, ...]
+    session_id: str | None = None
+    approval_mode: ApprovalMode = "deny"
+    source_message_id: str | None = None
+
+
+OnEvent = Callable[[TurnEvent], Awaitable[None]]
+OnDone = Callable[[TurnResult], Awaitable[None]]
+
+
+class DetachedTurn:
+    """A running turn: its events as a queue, its result as a future."""
+
+    def __init__(self, session_id: str, turn_id: str) -> None:
+        self.session_id = session_id
+        self.turn_id = turn_id
+        self.events: asyncio.Queue[TurnEvent | None] = asyncio.Queue()
+        """Every event of the turn, then ``None``. Reading is optional."""
+        self.result: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
+
+
+def result_of(session_id: str, turn_id: str, event: TurnEvent, length: bool) -> TurnResult:
+    """Map a terminal event to a :class:`TurnResult`."""
+    if isinstance(event, TurnDone):
+        return TurnResult(
+            session_id,
+            turn_id,
+            "completed",
+            event.text,
+            event.usage,
+            event.model,
+            "length" if length else "stop",
+        )
+    if isinstance(event, TurnError):
+        return TurnResult(
+            session_id,
+            turn_id,
+            "failed",
+            error_kind=event.kind,
+            error_message=event.message,
+        )
+    if isinstance(event, Cancelled):
+        return TurnResult(
+            session_id, turn_id, "cancelled", error_kind="cancelled", error_message=event.reason
+        )
+    reason = event.reason if isinstance(event, Dropped) else type(event).__name__
+    return TurnResult(
+        session_id, turn_id, "dropped", error_kind="dropped", error_message=reason
+    )
+
+
+class TurnRunner:
+    """Starts turns through :class:`Core` and consumes them in owned background tasks."""
+
+    def __init__(self, core: Callable[[], Core]) -> None:
+        self._core = core
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def running(self) -> int:
+        return len(self._tasks)
+
+    async def start(
+        self,
+        request: TurnRequest,
+        *,
+        on_event: OnEvent | None = None,
+        on_done: OnDone | None = None,
+    ) -> DetachedTurn:
+        """Send the message and consume its turn in the background."""
+        core = self._core()
+        handle = await core.send(
+            request.address,
+            request.content,
+            source_message_id=request.source_message_id,
+            session_id=request.session_id,
+        )
+        turn = DetachedTurn(handle.session_id, handle.turn_id)
+
+        async def pump() -> None:
+            length = False
+            terminal: TurnEvent | None = None
+            try:
+                async for event in handle.events():
+                    if isinstance(event, ApprovalRequested) and request.approval_mode == "deny":
+                        await core.answer_approval(event.session_id, event.request_id, "no")
+                    if isinstance(event, LimitReached):
+                        length = True
+                    turn.events.put_nowait(event)
+                    if on_event is not None:
+                        await on_event(event)
+                    if event.terminal:
+                        terminal = event
+                if terminal is None:
+                    terminal = await handle.result()
+                result = result_of(turn.session_id, turn.turn_id, terminal, length)
+            except Exception as exc:
+                logger.exception("turn {} consumer failed", turn.turn_id)
+                result = TurnResult(
+                    turn.session_id,
+                    turn.turn_id,
+                    "failed",
+                    error_kind="internal",
+                    error_message=f"{type(exc).__name__}: {exc}",
+                )
+            if not turn.result.done():
+                turn.result.set_result(result)
+            turn.events.put_nowait(None)
+            if on_done is not None:
+                try:
+                    await on_done(result)
+                except Exception:
+                    logger.exception("turn {} completion callback failed", turn.turn_id)
+
+        task = asyncio.create_task(pump(), name=f"turn-{turn.turn_id}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return turn
+
+    async def drain(self, timeout: float = 5.0) -> None:
+        """Wait (bounded) for running consumers, then cancel what is left."""
+        if self._tasks:
+            _done, pending = await asyncio.wait(list(self._tasks), timeout=timeout)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)

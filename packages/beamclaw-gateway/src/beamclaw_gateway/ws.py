@@ -1,0 +1,320 @@
+"""``GET /ws``: the WebSocket protocol (ws_protocol.py; docs/api.md) and the ``ws`` channel.
+
+Invariants:
+
+* The core's loop is never blocked by a client: every outgoing frame goes through a
+  bounded per-connection queue drained by the connection's own sender task. A client that
+  falls ``send_buffer`` frames behind is told (``error`` ``slow_consumer``) and
+  disconnected; its turns continue and are persisted.
+* Events reach a connection once: through the session subscription when it subscribed
+  to the session, else through the handle of the turn it started.
+* A client message id seen before (per user) is answered with ``error`` ``duplicate``
+  and never starts a second turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
+
+from fastapi import APIRouter, WebSocket, WebSocketDisconnect
+from fastapi.responses import JSONResponse
+from loguru import logger
+from pydantic import ValidationError
+
+from beamclaw_core.loop import TurnEvent
+from beamclaw_core.sessions import SessionAddress, UnknownSessionError
+from beamclaw_gateway.auth import bearer_token, token_key, unauthorized
+from beamclaw_gateway.errors import UnknownTargetError
+from beamclaw_gateway.middleware import client_ip
+from beamclaw_gateway.settings import WebSocketSettings
+from beamclaw_gateway.ws_protocol import (
+    AUTHENTICATED,
+    CLIENT_FRAME,
+    PONG,
+    ApprovalFrame,
+    AuthFrame,
+    CancelFrame,
+    MessageFrame,
+    PingFrame,
+    SubscribeFrame,
+    error_frame,
+    event_frame,
+    session_frame,
+)
+from beamclaw_obs import ComponentHealth, HealthState
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterable
+
+    from beamclaw_gateway.services import GatewayServices
+
+router = APIRouter()
+
+CLOSE_POLICY = 1008
+CLOSE_TRY_AGAIN = 1013
+CLOSE_UNAUTHORIZED = 4401
+
+
+def ws_user_id(user: str | None) -> str:
+    """``ws:<user>``; an id already carrying a channel prefix (``local:ann``) is kept."""
+    if not user:
+        return "ws:anonymous"
+    return user if ":" in user else f"ws:{user}"
+
+
+class WsConnection:
+    """One accepted WebSocket: its send queue, sender task and session forwarders."""
+
+    def __init__(self, websocket: WebSocket, buffer: int) -> None:
+        self.ws = websocket
+        self.queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(maxsize=buffer)
+        self.closed = False
+        self.sessions: set[str] = set()
+        self.subscriptions: dict[str, asyncio.Task[None]] = {}
+        self.forwarders: set[asyncio.Task[None]] = set()
+        self.sender: asyncio.Task[None] | None = None
+        self._overflow_task: asyncio.Task[None] | None = None
+
+    def push(self, frame: dict[str, Any]) -> bool:
+        """Queue ``frame`` without waiting; a full queue disconnects the client."""
+        if self.closed:
+            return False
+        try:
+            self.queue.put_nowait(frame)
+        except asyncio.QueueFull:
+            self.closed = True
+            self._overflow_task = asyncio.create_task(self._overflow())
+            return False
+        return True
+
+    async def _overflow(self) -> None:
+        if self.sender is not None:
+            self.sender.cancel()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(
+                self.ws.send_text(
+                    json.dumps(
+                        error_frame(
+                            "slow_consumer",
+                            "the client fell too far behind; reconnect and subscribe",
+                        )
+                    )
+                ),
+                1.0,
+            )
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.ws.close(CLOSE_TRY_AGAIN, "slow consumer"), 1.0)
+
+    async def run_sender(self) -> None:
+        while True:
+            frame = await self.queue.get()
+            if frame is None:
+                return
+            await self.ws.send_text(json.dumps(frame, default=str))
+
+    def forward(self, events: AsyncIterable[TurnEvent]) -> asyncio.Task[None]:
+        async def pump() -> None:
+            async for event in events:
+                if not self.push(event_frame(event)):
+                    return
+
+        task = asyncio.create_task(pump())
+        self.forwarders.add(task)
+        task.add_done_callback(self.forwarders.discard)
+        return task
+
+    async def shutdown(self) -> None:
+        self.closed = True
+        tasks = [*self.forwarders, *self.subscriptions.values()]
+        if self.sender is not None:
+            tasks.append(self.sender)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+class WebSocketHub:
+    """Every open ``/ws`` connection; the ``ws`` channel whose targets are session ids."""
+
+    name = "ws"
+
+    def __init__(self, settings: WebSocketSettings) -> None:
+        self.settings = settings
+        self.connections: set[WsConnection] = set()
+        self._by_session: dict[str, set[WsConnection]] = {}
+        self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
+
+    def attach(self, conn: WsConnection, session_id: str) -> None:
+        conn.sessions.add(session_id)
+        self._by_session.setdefault(session_id, set()).add(conn)
+
+    def remove(self, conn: WsConnection) -> None:
+        self.connections.discard(conn)
+        for session_id in conn.sessions:
+            peers = self._by_session.get(session_id)
+            if peers is not None:
+                peers.discard(conn)
+                if not peers:
+                    del self._by_session[session_id]
+
+    def first_sighting(self, user: str, message_id: str) -> bool:
+        """True the first time ``(user, message_id)`` is seen (bounded memory)."""
+        key = (user, message_id)
+        if key in self._seen:
+            self._seen.move_to_end(key)
+            return False
+        self._seen[key] = None
+        while len(self._seen) > self.settings.dedupe_window:
+            self._seen.popitem(last=False)
+        return True
+
+    async def deliver(self, target: str, text: str) -> int:
+        peers = [c for c in self._by_session.get(target, ()) if not c.closed]
+        if not peers:
+            raise UnknownTargetError(self.name, target)
+        frame = {"type": "notice", "session_id": target, "turn_id": None, "text": text}
+        return sum(1 for c in peers if c.push(dict(frame)))
+
+    def health(self) -> ComponentHealth:
+        return ComponentHealth(HealthState.UP, data={"connections": len(self.connections)})
+
+
+async def _authenticate(websocket: WebSocket, services: GatewayServices) -> bool:
+    """Header token (checked before accept) or the first ``auth`` frame."""
+    guard = services.auth
+    header = bearer_token(websocket.headers.get("authorization"))
+    if header is not None and not guard.check(header):
+        await websocket.send_denial_response(
+            JSONResponse(unauthorized().body(), 401, headers={"WWW-Authenticate": "Bearer"})
+        )
+        return False
+    await websocket.accept()
+    if header is not None or not guard.required:
+        return True
+    try:
+        raw = await asyncio.wait_for(
+            websocket.receive_text(), services.settings.ws.auth_timeout_seconds
+        )
+        frame = CLIENT_FRAME.validate_json(raw)
+    except (TimeoutError, ValidationError, WebSocketDisconnect, KeyError):
+        frame = None
+    if not isinstance(frame, AuthFrame) or not guard.check(frame.token):
+        with contextlib.suppress(Exception):
+            await websocket.send_text(
+                json.dumps(error_frame("unauthorized", "send {type: auth, token} first"))
+            )
+            await websocket.close(CLOSE_UNAUTHORIZED, "unauthorized")
+        return False
+    ip = client_ip(websocket.scope, trust_forwarded_for=services.settings.http.trust_forwarded_for)
+    decision = await services.limiter.check(ip, token_key(frame.token))
+    if not decision.allowed:
+        with contextlib.suppress(Exception):
+            await websocket.send_text(
+                json.dumps(
+                    error_frame("rate_limited", "rate limit exceeded", retry_after=decision.reset_after)
+                )
+            )
+            await websocket.close(CLOSE_POLICY, "rate limited")
+        return False
+    return True
+
+
+@router.websocket("/ws")
+async def websocket_endpoint(websocket: WebSocket) -> None:
+    """The ``/ws`` protocol (docs/api.md)."""
+    services: GatewayServices = websocket.app.state.services
+    if not await _authenticate(websocket, services):
+        return
+    hub = services.ws_hub
+    conn = WsConnection(websocket, services.settings.ws.send_buffer)
+    hub.connections.add(conn)
+    conn.sender = asyncio.create_task(conn.run_sender())
+    conn.push(AUTHENTICATED)
+    try:
+        while not conn.closed:
+            raw = await websocket.receive_text()
+            try:
+                frame = CLIENT_FRAME.validate_json(raw)
+            except ValidationError as exc:
+                conn.push(error_frame("invalid_frame", _first_error(exc)))
+                continue
+            await _dispatch(conn, frame, services)
+    except WebSocketDisconnect:
+        pass
+    except RuntimeError as exc:  # the socket closed under us (slow consumer)
+        logger.debug("websocket closed: {}", exc)
+    finally:
+        hub.remove(conn)
+        await conn.shutdown()
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err.get("loc", ()))
+    return f"{where}: {err.get('msg', 'invalid')}" if where else str(err.get("msg", "invalid"))
+
+
+async def _dispatch(conn: WsConnection, frame: object, services: GatewayServices) -> None:
+    core = services.core()
+    if isinstance(frame, PingFrame):
+        conn.push(PONG)
+    elif isinstance(frame, AuthFrame):
+        conn.push(AUTHENTICATED)
+    elif isinstance(frame, MessageFrame):
+        await _on_message(conn, frame, services)
+    elif isinstance(frame, CancelFrame):
+        await core.cancel(frame.session_id)
+    elif isinstance(frame, ApprovalFrame):
+        if not await core.answer_approval(frame.session_id, frame.request_id, frame.decision):
+            conn.push(
+                error_frame(
+                    "approval_not_pending",
+                    "no such approval request is pending",
+                    session_id=frame.session_id,
+                    request_id=frame.request_id,
+                )
+            )
+    elif isinstance(frame, SubscribeFrame):
+        await _on_subscribe(conn, frame.session_id, services)
+
+
+async def _on_subscribe(conn: WsConnection, session_id: str, services: GatewayServices) -> None:
+    if session_id in conn.subscriptions:
+        return
+    try:
+        subscription = await services.core().subscribe(session_id)
+    except UnknownSessionError:
+        conn.push(error_frame("unknown_session", "no such session", session_id=session_id))
+        return
+    services.ws_hub.attach(conn, session_id)
+    conn.subscriptions[session_id] = conn.forward(subscription)
+
+
+async def _on_message(conn: WsConnection, frame: MessageFrame, services: GatewayServices) -> None:
+    user = ws_user_id(frame.user)
+    if frame.id is not None and not services.ws_hub.first_sighting(user, frame.id):
+        conn.push(error_frame("duplicate", "message id already received", id=frame.id))
+        return
+    agent = services.agents.resolve(frame.agent)
+    if agent is None:
+        conn.push(error_frame("unknown_agent", f"no agent {frame.agent!r}", id=frame.id))
+        return
+    core = services.core()
+    address = SessionAddress(user, agent, frame.channel)
+    session_id = frame.session_id or core.session_id(address)
+    conn.push(session_frame(session_id, agent))
+    services.ws_hub.attach(conn, session_id)
+    try:
+        handle = await core.send(
+            address, frame.text, source_message_id=frame.id, session_id=session_id
+        )
+    except Exception as exc:
+        logger.exception("ws message to {} failed", session_id)
+        conn.push(error_frame("send_failed", f"{type(exc).__name__}: {exc}", id=frame.id))
+        return
+    if session_id not in conn.subscriptions:
+        conn.forward(handle.events())

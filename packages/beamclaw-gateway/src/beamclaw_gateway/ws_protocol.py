@@ -1,0 +1,87 @@
+"""The ``/ws`` JSON protocol: client frames (validated) and server frames.
+
+Client → server: ``auth``, ``message``, ``cancel``, ``approval``, ``subscribe``, ``ping``.
+Server → client: ``authenticated``, ``session``, every core turn event (``accepted``,
+``queued``, ``text``, ``tool_started``, ``tool_finished``, ``approval_requested``,
+``approval_resolved``, ``retrying``, ``compacted``, ``limit_reached``, ``notice``,
+``turn_done``, ``turn_error``, ``cancelled``, ``dropped``), ``error``, ``pong``.
+docs/api.md is the reference; names here must not change without it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from beamclaw_core.loop import TurnEvent
+
+
+class _Frame(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class AuthFrame(_Frame):
+    type: Literal["auth"]
+    token: str = Field(max_length=4096)
+
+
+class MessageFrame(_Frame):
+    type: Literal["message"]
+    id: str | None = Field(default=None, max_length=256)
+    text: str = Field(min_length=1)
+    agent: str | None = Field(default=None, max_length=128)
+    user: str | None = Field(default=None, max_length=256)
+    session_id: str | None = Field(default=None, max_length=128)
+    channel: str = Field(default="ws", max_length=64)
+
+
+class CancelFrame(_Frame):
+    type: Literal["cancel"]
+    session_id: str = Field(max_length=128)
+
+
+class ApprovalFrame(_Frame):
+    type: Literal["approval"]
+    session_id: str = Field(max_length=128)
+    request_id: str = Field(max_length=256)
+    decision: Literal["yes", "no", "always"]
+
+
+class SubscribeFrame(_Frame):
+    type: Literal["subscribe"]
+    session_id: str = Field(max_length=128)
+
+
+class PingFrame(_Frame):
+    type: Literal["ping"]
+
+
+ClientFrame = Annotated[
+    AuthFrame | MessageFrame | CancelFrame | ApprovalFrame | SubscribeFrame | PingFrame,
+    Field(discriminator="type"),
+]
+CLIENT_FRAME: TypeAdapter[ClientFrame] = TypeAdapter(ClientFrame)
+
+# Core event types renamed on the wire so they cannot be confused with the protocol's own
+# ``error`` frame (and read unambiguously as the end of a turn).
+_WIRE_TYPES = {"done": "turn_done", "error": "turn_error"}
+
+
+def event_frame(event: TurnEvent) -> dict[str, Any]:
+    """A core event as its wire frame (``to_dict`` with the turn-end types renamed)."""
+    data = event.to_dict()
+    data["type"] = _WIRE_TYPES.get(data["type"], data["type"])
+    return data
+
+
+def error_frame(code: str, message: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "error", "code": code, "message": message, **extra}
+
+
+def session_frame(session_id: str, agent: str) -> dict[str, Any]:
+    return {"type": "session", "session_id": session_id, "agent": agent}
+
+
+AUTHENTICATED: dict[str, Any] = {"type": "authenticated"}
+PONG: dict[str, Any] = {"type": "pong"}
