@@ -25,22 +25,35 @@ COMMAND_MODULES: tuple[str, ...] = (
     "config",
     "agent",
     "version",
+    "tui",
+    "sessions",
+    "skills",
 )
 
 app = typer.Typer(
     name="beamclaw",
     help="BeamClaw: a fault-tolerant personal AI agent gateway and MCP host.",
-    no_args_is_help=True,
+    no_args_is_help=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
 
 
-@app.callback()
+@app.callback(invoke_without_command=True)
 def _root(
+    ctx: typer.Context,
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks on errors."),
 ) -> None:
+    """Without a command: the TUI on a terminal, this help otherwise."""
     cli_state.debug = debug
+    if ctx.invoked_subcommand is not None:
+        return
+    from beamclaw_cli.commands.tui import launch, needs_terminal
+
+    if needs_terminal():
+        typer.echo(ctx.get_help())
+        return
+    launch()
 
 
 for _name in COMMAND_MODULES:
