@@ -16,7 +16,7 @@ from beamclaw_core.providers import Provider
 from beamclaw_gateway import BeamclawConfig, GatewayRuntime, create_app
 
 
-def test_config(**gateway: Any) -> BeamclawConfig:
+def gateway_config(**gateway: Any) -> BeamclawConfig:
     """Defaults tuned for tests: no debounce, no daily reset, no background maintenance."""
     config = BeamclawConfig()
     config.core.queue.debounce_ms = 0
@@ -53,7 +53,7 @@ async def live_gateway(
     factory: Callable[[str], Provider] = (
         provider if not isinstance(provider, Provider) else (lambda _agent: provider)
     )
-    runtime = GatewayRuntime(config or test_config(), provider_factory=factory)
+    runtime = GatewayRuntime(config or gateway_config(), provider_factory=factory)
     app = create_app(runtime)
     server = uvicorn.Server(
         uvicorn.Config(

@@ -42,7 +42,9 @@ class A2AStore:
         if turn_id is not None:
             values["turn_id"] = turn_id
         async with self.db.engine.begin() as conn:
-            await conn.execute(a2a_tasks.update().where(a2a_tasks.c.id == task["id"]).values(**values))
+            await conn.execute(
+                a2a_tasks.update().where(a2a_tasks.c.id == task["id"]).values(**values)
+            )
 
     async def get(self, task_id: str) -> tuple[dict[str, Any], str] | None:
         """The task and its session id, or None."""

@@ -18,8 +18,11 @@ from fastapi.responses import JSONResponse, Response
 from beamclaw_gateway._version import __version__
 from beamclaw_gateway.errors import ApiError, GatewayNotStartedError
 from beamclaw_gateway.middleware import BodyLimitMiddleware, RateLimitMiddleware
+from beamclaw_gateway.routes_a2a import router as a2a_router
+from beamclaw_gateway.routes_api import router as api_router
 from beamclaw_gateway.routes_health import router as health_router
 from beamclaw_gateway.routes_openai import router as openai_router
+from beamclaw_gateway.routes_webhooks import router as webhooks_router
 from beamclaw_gateway.runtime import GatewayRuntime
 from beamclaw_gateway.services import GatewayServices
 from beamclaw_gateway.ws import router as ws_router
@@ -82,7 +85,10 @@ def create_app(runtime: GatewayRuntime) -> FastAPI:
     app.add_exception_handler(RequestValidationError, _validation)
     app.include_router(health_router)
     app.include_router(openai_router)
+    app.include_router(api_router)
     app.include_router(ws_router)
+    app.include_router(webhooks_router)
+    app.include_router(a2a_router)
     app.add_middleware(
         RateLimitMiddleware,
         limiter=services.limiter,

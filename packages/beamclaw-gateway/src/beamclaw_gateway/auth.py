@@ -77,7 +77,7 @@ def unauthorized(message: str = "missing or invalid gateway token") -> ApiError:
 
 async def require_token(
     request: Request,
-    credentials: HTTPAuthorizationCredentials | None = Depends(bearer_scheme),  # noqa: B008
+    credentials: HTTPAuthorizationCredentials | None = Depends(bearer_scheme),
 ) -> None:
     """FastAPI dependency guarding ``/v1``, ``/api`` and ``/a2a``."""
     guard: TokenGuard = request.app.state.services.auth

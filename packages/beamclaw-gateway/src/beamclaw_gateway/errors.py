@@ -44,7 +44,7 @@ class ApiError(BeamclawGatewayError):
         status: int,
         message: str,
         *,
-        type: str = "invalid_request_error",  # noqa: A002 - the OpenAI field name
+        type: str = "invalid_request_error",
         code: str | None = None,
         param: str | None = None,
         headers: dict[str, str] | None = None,

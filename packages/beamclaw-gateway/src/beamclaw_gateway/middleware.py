@@ -7,6 +7,7 @@ routing, before any body is read and before a WebSocket is accepted.
 from __future__ import annotations
 
 import json
+
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -53,7 +54,7 @@ async def deny_websocket(scope: Scope, send: Send, error: ApiError) -> None:
         await send({"type": "websocket.close", "code": 1008, "reason": error.message[:120]})
 
 
-class _BodyTooLarge(Exception):
+class _BodyTooLargeError(Exception):
     pass
 
 
@@ -88,7 +89,7 @@ class BodyLimitMiddleware:
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_bytes:
-                    raise _BodyTooLarge
+                    raise _BodyTooLargeError
             return message
 
         async def tracking_send(message: Message) -> None:
@@ -99,7 +100,7 @@ class BodyLimitMiddleware:
 
         try:
             await self.app(scope, limited_receive, tracking_send)
-        except _BodyTooLarge:
+        except _BodyTooLargeError:
             if not started:
                 await send_error(send, self._error())
 

@@ -80,7 +80,9 @@ def _error_status(result: TurnResult) -> int:
 
 def _turn_error(result: TurnResult) -> ApiError:
     if result.status == "cancelled":
-        return ApiError(409, f"the turn was cancelled: {result.error_message}", code="turn_cancelled")
+        return ApiError(
+            409, f"the turn was cancelled: {result.error_message}", code="turn_cancelled"
+        )
     if result.status == "dropped":
         return ApiError(409, f"the message never ran: {result.error_message}", code="turn_dropped")
     return ApiError(
@@ -117,9 +119,7 @@ class _ChunkWriter:
         }
         self.include_usage = include_usage
 
-    def chunk(
-        self, delta: dict[str, Any], finish_reason: str | None = None
-    ) -> bytes:
+    def chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> bytes:
         data = {
             **self.base,
             "choices": [
@@ -238,7 +238,12 @@ async def chat_completions(
         if claim.answer is not None:
             answer = claim.answer
             if body.stream:
-                writer = _ChunkWriter(str(answer.body.get("id", "chatcmpl-replay")), body.model, created, include_usage)
+                writer = _ChunkWriter(
+                    str(answer.body.get("id", "chatcmpl-replay")),
+                    body.model,
+                    created,
+                    include_usage,
+                )
                 return StreamingResponse(
                     _replay_stream(answer, writer),
                     media_type="text/event-stream",

@@ -33,7 +33,7 @@ class RateLimitSettings(Section):
     """False turns rate limiting off entirely."""
     per_ip: str = "120/minute"
     """Limit per client IP, in ``limits`` notation (``"10/second; 120/minute"``)."""
-    per_token: str = "600/minute"
+    per_token: str = "600/minute"  # noqa: S105 - a rate, not a password
     """Limit per presented bearer token (hashed), in ``limits`` notation."""
     storage_uri: str = "memory://"
     """``memory://`` (one process) or ``redis://host:port/db`` (shared by gateway nodes)."""

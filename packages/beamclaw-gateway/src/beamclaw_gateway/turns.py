@@ -97,9 +97,7 @@ def result_of(session_id: str, turn_id: str, event: TurnEvent, length: bool) -> 
             session_id, turn_id, "cancelled", error_kind="cancelled", error_message=event.reason
         )
     reason = event.reason if isinstance(event, Dropped) else type(event).__name__
-    return TurnResult(
-        session_id, turn_id, "dropped", error_kind="dropped", error_message=reason
-    )
+    return TurnResult(session_id, turn_id, "dropped", error_kind="dropped", error_message=reason)
 
 
 class TurnRunner:
@@ -170,10 +168,10 @@ class TurnRunner:
         task.add_done_callback(self._tasks.discard)
         return turn
 
-    async def drain(self, timeout: float = 5.0) -> None:
+    async def drain(self, grace_seconds: float = 5.0) -> None:
         """Wait (bounded) for running consumers, then cancel what is left."""
         if self._tasks:
-            _done, pending = await asyncio.wait(list(self._tasks), timeout=timeout)
+            _done, pending = await asyncio.wait(list(self._tasks), timeout=grace_seconds)
             for task in pending:
                 task.cancel()
             if pending:

@@ -215,7 +215,9 @@ async def _authenticate(websocket: WebSocket, services: GatewayServices) -> bool
         with contextlib.suppress(Exception):
             await websocket.send_text(
                 json.dumps(
-                    error_frame("rate_limited", "rate limit exceeded", retry_after=decision.reset_after)
+                    error_frame(
+                        "rate_limited", "rate limit exceeded", retry_after=decision.reset_after
+                    )
                 )
             )
             await websocket.close(CLOSE_POLICY, "rate limited")

@@ -1,0 +1,260 @@
+"""``/api``: the REST control API (sessions, stop, deliver, status), token-guarded.
+
+Messages are returned in the OpenAI chat shape (``role``, ``content``, ``tool_calls``,
+``tool_call_id``) plus ``seq``, ``created_at`` and ``usage``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Literal
+
+from fastapi import APIRouter, Depends, Path, Request
+from pydantic import BaseModel, Field
+
+from beamclaw_core import Message
+from beamclaw_core.sessions import SessionInfo, UnknownSessionError
+from beamclaw_core.store import MESSAGE
+from beamclaw_gateway._version import __version__
+from beamclaw_gateway.auth import require_token
+from beamclaw_gateway.errors import ApiError, UnknownChannelError, UnknownTargetError
+from beamclaw_gateway.openai_models import error_responses
+from beamclaw_gateway.services import GatewayServices
+from beamclaw_tools import ImagePart, TextPart
+
+router = APIRouter(prefix="/api", tags=["api"], dependencies=[Depends(require_token)])
+
+SessionId = Path(min_length=1, max_length=128, description="A session id.")
+
+
+class SessionSummary(BaseModel):
+    session_id: str
+    agent_id: str
+    user_id: str
+    channel: str | None
+    state: str
+    queued: int
+    last_activity_at: float
+    error: str | None = None
+    parent_id: str | None = None
+
+    @classmethod
+    def of(cls, info: SessionInfo) -> SessionSummary:
+        return cls(
+            session_id=info.session_id,
+            agent_id=info.agent_id,
+            user_id=info.user_id,
+            channel=info.channel,
+            state=info.state,
+            queued=info.queued,
+            last_activity_at=info.last_activity_at,
+            error=info.error,
+            parent_id=info.parent_id,
+        )
+
+
+class SessionList(BaseModel):
+    sessions: list[SessionSummary]
+
+
+class FunctionCall(BaseModel):
+    name: str
+    arguments: str
+    """The arguments as a JSON string (the OpenAI shape)."""
+
+
+class ToolCallOut(BaseModel):
+    id: str
+    type: Literal["function"] = "function"
+    function: FunctionCall
+
+
+class MessageOut(BaseModel):
+    seq: int
+    role: str
+    content: str | list[dict[str, Any]] | None
+    tool_calls: list[ToolCallOut] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+    created_at: float
+    usage: dict[str, Any] | None = None
+
+
+class SessionDetail(BaseModel):
+    session: SessionSummary
+    messages: list[MessageOut]
+
+
+class StopRequest(BaseModel):
+    session_id: str = Field(min_length=1, max_length=128)
+
+
+class StopResult(BaseModel):
+    session_id: str
+    cleared: int
+    """Queued messages removed (the running turn, if any, is cancelled as well)."""
+
+
+class DeliverRequest(BaseModel):
+    channel: str = Field(min_length=1, max_length=64)
+    target: str = Field(min_length=1, max_length=256)
+    message: str = Field(min_length=1, max_length=65_536)
+
+
+class DeliverResult(BaseModel):
+    delivered: int
+    """Recipients that received the message."""
+
+
+class OkResult(BaseModel):
+    ok: bool = True
+
+
+class StatusBody(BaseModel):
+    version: str
+    uptime_seconds: float
+    status: str
+    sessions: int
+    busy_sessions: int
+    running_http_turns: int
+    agents: list[str]
+    channels: list[str]
+    websocket_connections: int
+    time: float
+
+
+def _services(request: Request) -> GatewayServices:
+    services: GatewayServices = request.app.state.services
+    return services
+
+
+def _not_found(session_id: str) -> ApiError:
+    return ApiError(404, f"no session {session_id!r}", code="session_not_found")
+
+
+def _content(message: Message) -> str | list[dict[str, Any]] | None:
+    if isinstance(message.content, str):
+        return message.content
+    parts: list[dict[str, Any]] = []
+    for part in message.content:
+        if isinstance(part, TextPart):
+            parts.append({"type": "text", "text": part.text})
+        elif isinstance(part, ImagePart):
+            url = f"data:{part.media_type};base64,{part.data}"
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+    return parts
+
+
+def message_out(seq: int, created_at: float, message: Message) -> MessageOut:
+    calls = [
+        ToolCallOut(
+            id=c.id,
+            function=FunctionCall(
+                name=c.name, arguments=c.raw_args if c.raw_args is not None else json.dumps(c.args)
+            ),
+        )
+        for c in message.tool_calls
+    ]
+    return MessageOut(
+        seq=seq,
+        role=message.role.value,
+        content=_content(message),
+        tool_calls=calls or None,
+        tool_call_id=message.tool_call_id,
+        name=message.name,
+        created_at=created_at,
+        usage=message.usage.model_dump(mode="json") if message.usage is not None else None,
+    )
+
+
+@router.get("/sessions", response_model=SessionList, responses=error_responses(401, 429))
+async def list_sessions(request: Request) -> SessionList:
+    """Every top-level session, most recently active first."""
+    infos = await _services(request).core().list_sessions()
+    return SessionList(sessions=[SessionSummary.of(i) for i in infos])
+
+
+@router.get(
+    "/sessions/{session_id}",
+    response_model=SessionDetail,
+    responses=error_responses(401, 404, 429),
+)
+async def get_session(request: Request, session_id: str = SessionId) -> SessionDetail:
+    """A session's metadata and every stored message in order."""
+    core = _services(request).core()
+    if await core.store.get(session_id) is None:
+        raise _not_found(session_id)
+    info = await core.status(session_id)
+    rows = await core.store.messages(session_id)
+    messages = [
+        message_out(r.seq, r.created_at, r.message)
+        for r in rows
+        if r.kind == MESSAGE and r.message is not None
+    ]
+    return SessionDetail(session=SessionSummary.of(info), messages=messages)
+
+
+@router.delete(
+    "/sessions/{session_id}", response_model=OkResult, responses=error_responses(401, 404, 429)
+)
+async def delete_session(request: Request, session_id: str = SessionId) -> OkResult:
+    """Stop the session and delete it with its history."""
+    if not await _services(request).core().delete(session_id):
+        raise _not_found(session_id)
+    return OkResult()
+
+
+@router.post(
+    "/sessions/{session_id}/reset",
+    response_model=OkResult,
+    responses=error_responses(401, 404, 429),
+)
+async def reset_session(request: Request, session_id: str = SessionId) -> OkResult:
+    """Cancel, clear the queue and start a fresh context (stored history stays)."""
+    try:
+        await _services(request).core().reset(session_id)
+    except UnknownSessionError as exc:
+        raise _not_found(session_id) from exc
+    return OkResult()
+
+
+@router.post("/stop", response_model=StopResult, responses=error_responses(401, 404, 429))
+async def stop(request: Request, body: StopRequest) -> StopResult:
+    """``/stop``: cancel the running turn and clear the session's queue."""
+    core = _services(request).core()
+    if await core.store.get(body.session_id) is None:
+        raise _not_found(body.session_id)
+    cleared = await core.cancel(body.session_id)
+    return StopResult(session_id=body.session_id, cleared=cleared)
+
+
+@router.post("/deliver", response_model=DeliverResult, responses=error_responses(401, 404, 429))
+async def deliver(request: Request, body: DeliverRequest) -> DeliverResult:
+    """Deliver a message to a channel target (``ws``: a session id with open connections)."""
+    try:
+        count = await _services(request).channels.deliver(body.channel, body.target, body.message)
+    except UnknownChannelError as exc:
+        raise ApiError(404, str(exc), code="unknown_channel", param="channel") from exc
+    except UnknownTargetError as exc:
+        raise ApiError(404, str(exc), code="unknown_target", param="target") from exc
+    return DeliverResult(delivered=count)
+
+
+@router.get("/status", response_model=StatusBody, responses=error_responses(401, 429))
+async def status(request: Request) -> StatusBody:
+    """Gateway status: sessions, agents, channels and connections."""
+    services = _services(request)
+    sessions = await services.core().list_sessions()
+    return StatusBody(
+        version=__version__,
+        uptime_seconds=round(services.runtime.uptime_seconds, 3),
+        status=services.runtime.health.overall().value,
+        sessions=len(sessions),
+        busy_sessions=sum(1 for s in sessions if s.state not in ("idle", "error")),
+        running_http_turns=services.turns.running,
+        agents=services.agents.ids(),
+        channels=services.channels.names(),
+        websocket_connections=len(services.ws_hub.connections),
+        time=time.time(),
+    )
