@@ -20,6 +20,7 @@ def upgrade() -> None:
     with op.batch_alter_table("memory_entries") as batch:
         batch.alter_column("changed_at", existing_type=sa.Float, nullable=False)
     op.create_index("ix_memory_entries_agent_source", "memory_entries", ["agent_id", "source"])
+    op.create_index("ix_memory_entries_agent_changed", "memory_entries", ["agent_id", "changed_at"])
     op.create_table(
         "memory_sources",
         sa.Column("agent_id", sa.String(128), primary_key=True),
@@ -33,6 +34,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("memory_sources")
+    op.drop_index("ix_memory_entries_agent_changed", table_name="memory_entries")
     op.drop_index("ix_memory_entries_agent_source", table_name="memory_entries")
     with op.batch_alter_table("memory_entries") as batch:
         batch.drop_column("changed_at")
