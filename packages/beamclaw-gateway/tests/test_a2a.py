@@ -34,7 +34,10 @@ def rpc(method: str, **params: Any) -> dict[str, Any]:
 
 
 async def test_agent_card() -> None:
-    async with live_gateway(ScriptedProvider([])) as gw, httpx.AsyncClient(base_url=gw.base_url) as c:
+    async with (
+        live_gateway(ScriptedProvider([])) as gw,
+        httpx.AsyncClient(base_url=gw.base_url) as c,
+    ):
         card = (await c.get("/.well-known/agent.json")).json()
     assert card["url"] == f"{gw.base_url}/a2a"
     assert card["preferredTransport"] == "JSONRPC"
@@ -47,11 +50,13 @@ async def test_send_completes_and_tasks_are_persisted_and_listed() -> None:
     async with live_gateway(provider) as gw, httpx.AsyncClient(base_url=gw.base_url) as c:
         first = (await c.post("/a2a", json=send("hello"))).json()["result"]
         task = first
-        second = (
-            await c.post("/a2a", json=send("again", contextId=task["contextId"]))
-        ).json()["result"]
+        second = (await c.post("/a2a", json=send("again", contextId=task["contextId"]))).json()[
+            "result"
+        ]
         got = (await c.post("/a2a", json=rpc("tasks/get", id=task["id"], historyLength=1))).json()
-        listing = (await c.post("/a2a", json=rpc("tasks/list", contextId=task["contextId"], pageSize=1))).json()
+        listing = (
+            await c.post("/a2a", json=rpc("tasks/list", contextId=task["contextId"], pageSize=1))
+        ).json()
         missing = (await c.post("/a2a", json=rpc("tasks/get", id="nope"))).json()
         not_cancelable = (await c.post("/a2a", json=rpc("tasks/cancel", id=task["id"]))).json()
     assert task["kind"] == "task"
@@ -108,11 +113,14 @@ async def test_non_blocking_send_cancel_and_failure() -> None:
     assert unknown["error"]["code"] == -32601
 
 
-async def test_tasks_survive_a_restart(beamclaw_home) -> None:  # noqa: ANN001
+async def test_tasks_survive_a_restart(beamclaw_home) -> None:
     provider = ScriptedProvider([Reply("persisted")])
     async with live_gateway(provider) as gw, httpx.AsyncClient(base_url=gw.base_url) as c:
         task = (await c.post("/a2a", json=send("hi"))).json()["result"]
-    async with live_gateway(ScriptedProvider([])) as gw2, httpx.AsyncClient(base_url=gw2.base_url) as c:
+    async with (
+        live_gateway(ScriptedProvider([])) as gw2,
+        httpx.AsyncClient(base_url=gw2.base_url) as c,
+    ):
         got = (await c.post("/a2a", json=rpc("tasks/get", id=task["id"]))).json()["result"]
     assert got == task
 
@@ -120,6 +128,9 @@ async def test_tasks_survive_a_restart(beamclaw_home) -> None:  # noqa: ANN001
 async def test_disabled() -> None:
     config = gateway_config()
     config.gateway.a2a.enabled = False
-    async with live_gateway(ScriptedProvider([]), config) as gw, httpx.AsyncClient(base_url=gw.base_url) as c:
+    async with (
+        live_gateway(ScriptedProvider([]), config) as gw,
+        httpx.AsyncClient(base_url=gw.base_url) as c,
+    ):
         assert (await c.get("/.well-known/agent.json")).status_code == 404
         assert (await c.post("/a2a", json=rpc("tasks/list"))).status_code == 404

@@ -12,8 +12,8 @@ import websockets
 from websockets.exceptions import InvalidStatus
 
 from beamclaw_core.testing import Reply, ScriptedProvider
-from beamclaw_gateway.settings import RateLimitSettings
 from beamclaw_gateway.ratelimit import RateLimiter
+from beamclaw_gateway.settings import RateLimitSettings
 from beamclaw_obs import Secret
 
 from .conftest import gateway_config, live_gateway
@@ -22,7 +22,7 @@ TOKEN = "s3cret-gateway-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
-def token_config(**http: object):  # noqa: ANN201 - test helper
+def token_config(**http: object):
     config = gateway_config()
     config.gateway.http.token = Secret(env="BC_TEST_GW_TOKEN")
     for key, value in http.items():
@@ -49,10 +49,14 @@ async def test_protected_routes_need_the_token_health_stays_open() -> None:
             card = await c.get("/.well-known/agent.json")
             allowed = await c.get("/api/status", headers=AUTH)
             metrics = await c.get("/metrics", headers=AUTH)
-        async with openai.AsyncOpenAI(base_url=f"{gw.base_url}/v1", api_key="bad", max_retries=0) as bad:
+        async with openai.AsyncOpenAI(
+            base_url=f"{gw.base_url}/v1", api_key="bad", max_retries=0
+        ) as bad:
             with pytest.raises(openai.AuthenticationError):
                 await bad.models.list()
-        async with openai.AsyncOpenAI(base_url=f"{gw.base_url}/v1", api_key=TOKEN, max_retries=0) as good:
+        async with openai.AsyncOpenAI(
+            base_url=f"{gw.base_url}/v1", api_key=TOKEN, max_retries=0
+        ) as good:
             done = await good.chat.completions.create(
                 model="beamclaw/default", messages=[{"role": "user", "content": "x"}]
             )

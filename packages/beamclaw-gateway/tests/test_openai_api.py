@@ -231,20 +231,19 @@ async def test_idempotency_key_replays_without_a_second_turn_even_after_restart(
     provider = ScriptedProvider([Reply("only once"), Reply("second turn!")])
     body = {"model": "beamclaw/default", "messages": USER}
     headers = {"Idempotency-Key": "k-123"}
-    async with live_gateway(provider) as gw:
-        async with httpx.AsyncClient(base_url=gw.base_url) as c:
-            first = await c.post("/v1/chat/completions", json=body, headers=headers)
-            second = await c.post("/v1/chat/completions", json=body, headers=headers)
-            streamed = await c.post(
-                "/v1/chat/completions",
-                json={**body, "stream": True},
-                headers={"Idempotency-Key": "k-s"},
-            )
-            reused = await c.post(
-                "/v1/chat/completions",
-                json={**body, "messages": [{"role": "user", "content": "other"}]},
-                headers=headers,
-            )
+    async with live_gateway(provider) as gw, httpx.AsyncClient(base_url=gw.base_url) as c:
+        first = await c.post("/v1/chat/completions", json=body, headers=headers)
+        second = await c.post("/v1/chat/completions", json=body, headers=headers)
+        streamed = await c.post(
+            "/v1/chat/completions",
+            json={**body, "stream": True},
+            headers={"Idempotency-Key": "k-s"},
+        )
+        reused = await c.post(
+            "/v1/chat/completions",
+            json={**body, "messages": [{"role": "user", "content": "other"}]},
+            headers=headers,
+        )
     assert first.status_code == second.status_code == 200
     assert second.json() == first.json()
     assert second.headers["idempotent-replayed"] == "true"
@@ -254,14 +253,13 @@ async def test_idempotency_key_replays_without_a_second_turn_even_after_restart(
     assert len(provider.calls) == 2
     # A new gateway process on the same home answers the retry from the database.
     provider2 = ScriptedProvider([Reply("must not run")])
-    async with live_gateway(provider2) as gw2:
-        async with httpx.AsyncClient(base_url=gw2.base_url) as c:
-            third = await c.post("/v1/chat/completions", json=body, headers=headers)
-            replay_stream = await c.post(
-                "/v1/chat/completions",
-                json={**body, "stream": True},
-                headers={"Idempotency-Key": "k-s"},
-            )
+    async with live_gateway(provider2) as gw2, httpx.AsyncClient(base_url=gw2.base_url) as c:
+        third = await c.post("/v1/chat/completions", json=body, headers=headers)
+        replay_stream = await c.post(
+            "/v1/chat/completions",
+            json={**body, "stream": True},
+            headers={"Idempotency-Key": "k-s"},
+        )
     assert third.json() == first.json()
     assert provider2.calls == []
     assert "second turn!" in replay_stream.text

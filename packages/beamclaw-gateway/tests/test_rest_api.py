@@ -80,7 +80,10 @@ async def test_reset_delete_stop_and_status() -> None:
 
 
 async def test_ready_reflects_runtime() -> None:
-    async with live_gateway(ScriptedProvider([])) as gw, httpx.AsyncClient(base_url=gw.base_url) as c:
+    async with (
+        live_gateway(ScriptedProvider([])) as gw,
+        httpx.AsyncClient(base_url=gw.base_url) as c,
+    ):
         ready = await c.get("/ready")
         await gw.runtime.stop()
         not_ready = await c.get("/ready")

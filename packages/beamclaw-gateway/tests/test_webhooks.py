@@ -22,7 +22,7 @@ def _secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BC_TEST_HOOK_FORM", "form-secret")
 
 
-def webhook_config():  # noqa: ANN201 - test helper
+def webhook_config():
     config = gateway_config()
     config.gateway.webhooks = {
         "github": WebhookSourceSettings(secret=Secret(env="BC_TEST_HOOK_GH")),
@@ -34,7 +34,7 @@ def webhook_config():  # noqa: ANN201 - test helper
     return config
 
 
-async def _user_messages(gw, provider: ScriptedProvider, count: int) -> list[str]:  # noqa: ANN001
+async def _user_messages(gw, provider: ScriptedProvider, count: int) -> list[str]:
     for _ in range(300):
         if len(provider.calls) >= count:
             break
@@ -48,7 +48,10 @@ async def _user_messages(gw, provider: ScriptedProvider, count: int) -> list[str
 
 async def test_header_secret_accepted_turn_runs_in_background() -> None:
     provider = ScriptedProvider([Reply("noted")])
-    async with live_gateway(provider, webhook_config()) as gw, httpx.AsyncClient(base_url=gw.base_url) as c:
+    async with (
+        live_gateway(provider, webhook_config()) as gw,
+        httpx.AsyncClient(base_url=gw.base_url) as c,
+    ):
         r = await c.post(
             "/webhook/github",
             json={"action": "opened", "number": 7},
@@ -68,7 +71,10 @@ async def test_header_secret_accepted_turn_runs_in_background() -> None:
 
 async def test_body_field_secret_is_stripped_before_the_agent_sees_it() -> None:
     provider = ScriptedProvider([Reply("ok")])
-    async with live_gateway(provider, webhook_config()) as gw, httpx.AsyncClient(base_url=gw.base_url) as c:
+    async with (
+        live_gateway(provider, webhook_config()) as gw,
+        httpx.AsyncClient(base_url=gw.base_url) as c,
+    ):
         r = await c.post("/webhook/forms", json={"token": "form-secret", "name": "Ann"})
         header_only = await c.post(
             "/webhook/forms", json={"name": "x"}, headers={"X-Webhook-Secret": "form-secret"}
@@ -82,8 +88,13 @@ async def test_body_field_secret_is_stripped_before_the_agent_sees_it() -> None:
 
 async def test_fail_closed() -> None:
     provider = ScriptedProvider([])
-    async with live_gateway(provider, webhook_config()) as gw, httpx.AsyncClient(base_url=gw.base_url) as c:
-        unknown = await c.post("/webhook/gitlab", json={}, headers={"X-Webhook-Secret": "gh-secret"})
+    async with (
+        live_gateway(provider, webhook_config()) as gw,
+        httpx.AsyncClient(base_url=gw.base_url) as c,
+    ):
+        unknown = await c.post(
+            "/webhook/gitlab", json={}, headers={"X-Webhook-Secret": "gh-secret"}
+        )
         missing = await c.post("/webhook/github", json={})
         wrong = await c.post("/webhook/github", json={}, headers={"X-Webhook-Secret": "nope"})
         unset = await c.post("/webhook/unset", json={}, headers={"X-Webhook-Secret": ""})
@@ -96,14 +107,19 @@ async def test_fail_closed() -> None:
     assert provider.calls == []
 
 
-async def test_agent_query_routes_to_another_agent(beamclaw_home) -> None:  # noqa: ANN001
+async def test_agent_query_routes_to_another_agent(beamclaw_home) -> None:
     from beamclaw_core.workspace import create_agent
 
     create_agent("ops", home=beamclaw_home)
     provider = ScriptedProvider([Reply("ops here")])
-    async with live_gateway(provider, webhook_config()) as gw, httpx.AsyncClient(base_url=gw.base_url) as c:
+    async with (
+        live_gateway(provider, webhook_config()) as gw,
+        httpx.AsyncClient(base_url=gw.base_url) as c,
+    ):
         r = await c.post(
-            "/webhook/github?agent=ops", content=b"plain text event", headers={"X-Webhook-Secret": "gh-secret"}
+            "/webhook/github?agent=ops",
+            content=b"plain text event",
+            headers={"X-Webhook-Secret": "gh-secret"},
         )
         texts = await _user_messages(gw, provider, 1)
     assert r.json()["agent"] == "ops"

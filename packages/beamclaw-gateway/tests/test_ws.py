@@ -67,7 +67,12 @@ async def test_ping_invalid_frames_and_duplicate_ids() -> None:
         unknown = await recv(ws)
         await ws.send(json.dumps({"type": "subscribe", "session_id": "nope"}))
         no_session = await recv(ws)
-    assert duplicate == {"type": "error", "code": "duplicate", "message": "message id already received", "id": "same"}
+    assert duplicate == {
+        "type": "error",
+        "code": "duplicate",
+        "message": "message id already received",
+        "id": "same",
+    }
     assert unknown["code"] == "unknown_agent"
     assert no_session["code"] == "unknown_session"
     assert len(provider.calls) == 1
@@ -107,7 +112,12 @@ async def test_approval_over_ws_and_subscription_from_a_second_client() -> None:
         seen_by_watcher = await until(watcher, *TERMINAL)
         await ws.send(
             json.dumps(
-                {"type": "approval", "session_id": session_id, "request_id": "gone", "decision": "no"}
+                {
+                    "type": "approval",
+                    "session_id": session_id,
+                    "request_id": "gone",
+                    "decision": "no",
+                }
             )
         )
         stale = await recv(ws)
@@ -122,7 +132,9 @@ async def test_cancel_ends_the_running_turn() -> None:
     provider = ScriptedProvider([Hang()])
     async with live_gateway(provider) as gw, websockets.connect(gw.ws_url) as ws:
         await recv(ws)
-        await ws.send(json.dumps({"type": "message", "text": "wait forever", "session_id": "s-cancel"}))
+        await ws.send(
+            json.dumps({"type": "message", "text": "wait forever", "session_id": "s-cancel"})
+        )
         await until(ws, "accepted")
         await ws.send(json.dumps({"type": "cancel", "session_id": "s-cancel"}))
         frames = await until(ws, *TERMINAL)
