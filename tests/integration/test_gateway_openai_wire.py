@@ -1,0 +1,59 @@
+"""The whole stack over real HTTP twice: openai client → gateway → OpenAI provider → fake
+OpenAI server. No scripted provider: the configured provider chain is used."""
+
+from __future__ import annotations
+
+import openai
+
+from beamclaw_core.messages import Usage
+from beamclaw_core.providers import ProviderSettings
+from beamclaw_core.testing import FakeOpenAIServer, FakeReply, FakeToolCall
+from beamclaw_gateway.testing import live_gateway, quiet_config
+from beamclaw_obs import Secret
+
+
+async def test_tool_turn_streams_through_the_real_provider_chain() -> None:
+    script = [
+        FakeReply(tool_calls=(FakeToolCall("think", {"thought": "plan"}),)),
+        FakeReply(
+            "The answer, streamed.",
+            usage=Usage(prompt_tokens=20, completion_tokens=5, total_tokens=25),
+        ),
+        FakeReply("Second answer."),
+    ]
+    async with FakeOpenAIServer(script) as fake:
+        config = quiet_config()
+        config.core.default_provider = "fake"
+        config.core.providers = {
+            "fake": ProviderSettings(
+                kind="openai",
+                base_url=fake.base_url,
+                model="fake-model",
+                api_key=Secret(literal="sk-x"),
+            )
+        }
+        async with live_gateway(None, config) as gw:
+            async with openai.AsyncOpenAI(
+                base_url=f"{gw.base_url}/v1", api_key="unused", max_retries=0
+            ) as client:
+                stream = await client.chat.completions.create(
+                    model="beamclaw/default",
+                    messages=[{"role": "user", "content": "think, then answer"}],
+                    stream=True,
+                    stream_options={"include_usage": True},
+                )
+                chunks = [c async for c in stream]
+                second = await client.chat.completions.create(
+                    model="beamclaw/default",
+                    messages=[{"role": "user", "content": "and again"}],
+                )
+        requests = fake.requests
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text.endswith("The answer, streamed.")
+    usage = chunks[-1].usage
+    assert usage is not None and usage.total_tokens >= 25
+    assert second.choices[0].message.content == "Second answer."
+    assert len(requests) == 3
+    # the third upstream request carries the session's history: the first exchange
+    history = requests[2].body["messages"]
+    assert any(m.get("content") == "think, then answer" for m in history)
