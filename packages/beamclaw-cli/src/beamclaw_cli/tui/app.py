@@ -165,7 +165,7 @@ class BeamclawTui(App[None]):
     def compose(self) -> ComposeResult:
         yield VerticalScroll(id="log")
         yield ChatInput(self.input_history, id="input")
-        yield Static(self.transcript.status.render(), id="status")
+        yield Static(Text(self.transcript.status.render()), id="status")
 
     def on_mount(self) -> None:
         self.query_one(ChatInput).focus()
@@ -193,7 +193,7 @@ class BeamclawTui(App[None]):
                     missing = render_entry(self.transcript.entries[len(self._widgets)])
                     self._mount_entry(log, missing)
                 self._mount_entry(log, renderable)
-        self.query_one("#status", Static).update(self.transcript.status.render())
+        self.query_one("#status", Static).update(Text(self.transcript.status.render()))
         self.query_one(ChatInput).approval_pending = self.transcript.pending_approval is not None
         if follow:
             log.scroll_end(animate=False)

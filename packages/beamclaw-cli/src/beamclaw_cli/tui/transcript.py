@@ -270,7 +270,7 @@ class Transcript:
     def _error(self, e: dict[str, Any]) -> list[int]:
         turn = _turn(e)
         changed = self._close_answer(turn)
-        kind = e.get("kind")
+        kind = e.get("kind") or e.get("code")
         message = str(e.get("message") or e.get("detail") or "error")
         text = f"{kind}: {message}" if isinstance(kind, str) and kind else message
         changed.append(self._add(Entry("error", text, turn_id=turn)))
