@@ -18,9 +18,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from beamclaw_memory import Database
-from beamclaw_tools import SessionRef, ToolCall, ToolDef, ToolOutput, ToolRegistry, ToolResult
-
 from beamclaw_core.api import Core
 from beamclaw_core.loop import LoopContext, transition
 from beamclaw_core.loop import inputs as ev
@@ -30,7 +27,8 @@ from beamclaw_core.providers import CompletionOptions
 from beamclaw_core.sessions import SessionAddress
 from beamclaw_core.settings import CoreSettings
 from beamclaw_core.testing import CallTool, Reply, ScriptedProvider
-
+from beamclaw_memory import Database
+from beamclaw_tools import SessionRef, ToolCall, ToolDef, ToolOutput, ToolRegistry, ToolResult
 from bench.common import median, traced_peak
 
 STEPS = 8
