@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "doctor",
     "config",
     "agent",
+    "mcp",
     "version",
     "tui",
     "sessions",

@@ -1,20 +1,150 @@
-"""beamclaw-core: providers, the agentic loop, sessions, workspaces."""
+"""beamclaw-core: providers, the agentic loop, sessions, workspaces.
 
+The public API a program embeds (docs/embedding.md): :class:`Core`, addressed by
+:class:`SessionAddress`, streaming :class:`TurnEvent` subclasses; providers built from
+configuration; agent workspaces. Subpackages (``providers``, ``loop``, ``sessions``,
+``store``, ``workspace``, ``skills``, ``parsing``, ``compaction``, ``testing``) export more.
+"""
+
+from beamclaw_core.api import Core, StaticPrompt, WorkspacePrompt
 from beamclaw_core.errors import BeamclawCoreError
+from beamclaw_core.loop import (
+    Accepted,
+    ApprovalRequested,
+    ApprovalResolved,
+    Cancelled,
+    Compacted,
+    Dropped,
+    IllegalTransition,
+    LimitReached,
+    Notice,
+    Queued,
+    Retrying,
+    TextChunk,
+    ToolFinished,
+    ToolStarted,
+    TurnDone,
+    TurnError,
+    TurnEvent,
+    transition,
+)
 from beamclaw_core.messages import Message, Role, Usage
-from beamclaw_core.providers import ProviderSettings
-from beamclaw_core.settings import AgenticLoopSettings, CoreSettings, describe_llm_provider
+from beamclaw_core.providers import (
+    Completion,
+    CompletionOptions,
+    ErrorKind,
+    FailoverProvider,
+    Provider,
+    ProviderError,
+    ProviderSettings,
+    StreamAssembler,
+    build_provider,
+    build_provider_chain,
+)
+from beamclaw_core.sessions import (
+    SessionAddress,
+    SessionInfo,
+    Subscription,
+    SystemPromptSource,
+    TurnFailed,
+    TurnHandle,
+    UnknownSessionError,
+)
+from beamclaw_core.settings import (
+    AgenticLoopSettings,
+    CoreSettings,
+    MaintenanceSettings,
+    QueueSettings,
+    RestartSettings,
+    SessionResetSettings,
+    describe_llm_provider,
+)
+from beamclaw_core.store import ConversationStore, derive_session_id, local_user_id
+from beamclaw_core.workspace import (
+    DEFAULT_AGENT,
+    AgentExistsError,
+    AgentNotFoundError,
+    InvalidAgentNameError,
+    ProtectedAgentError,
+    WorkspaceError,
+    build_system_prompt,
+    context_breakdown,
+    create_agent,
+    delete_agent,
+    ensure_agent,
+    list_agents,
+    rehatch_agent,
+    show_agent,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_AGENT",
+    "Accepted",
+    "AgentExistsError",
+    "AgentNotFoundError",
     "AgenticLoopSettings",
+    "ApprovalRequested",
+    "ApprovalResolved",
     "BeamclawCoreError",
+    "Cancelled",
+    "Compacted",
+    "Completion",
+    "CompletionOptions",
+    "ConversationStore",
+    "Core",
     "CoreSettings",
+    "Dropped",
+    "ErrorKind",
+    "FailoverProvider",
+    "IllegalTransition",
+    "InvalidAgentNameError",
+    "LimitReached",
+    "MaintenanceSettings",
     "Message",
+    "Notice",
+    "ProtectedAgentError",
+    "Provider",
+    "ProviderError",
     "ProviderSettings",
+    "QueueSettings",
+    "Queued",
+    "RestartSettings",
+    "Retrying",
     "Role",
+    "SessionAddress",
+    "SessionInfo",
+    "SessionResetSettings",
+    "StaticPrompt",
+    "StreamAssembler",
+    "Subscription",
+    "SystemPromptSource",
+    "TextChunk",
+    "ToolFinished",
+    "ToolStarted",
+    "TurnDone",
+    "TurnError",
+    "TurnEvent",
+    "TurnFailed",
+    "TurnHandle",
+    "UnknownSessionError",
     "Usage",
+    "WorkspaceError",
+    "WorkspacePrompt",
     "__version__",
+    "build_provider",
+    "build_provider_chain",
+    "build_system_prompt",
+    "context_breakdown",
+    "create_agent",
+    "delete_agent",
+    "derive_session_id",
     "describe_llm_provider",
+    "ensure_agent",
+    "list_agents",
+    "local_user_id",
+    "rehatch_agent",
+    "show_agent",
+    "transition",
 ]

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from beamclaw_core import CoreSettings
 from beamclaw_core.api import Core
 from beamclaw_core.providers import Provider, build_provider_chain
+from beamclaw_core.workspace import ensure_agent
 from beamclaw_gateway.config import BeamclawConfig
-from beamclaw_mcp import GrantPolicy, MCPManager
+from beamclaw_mcp import MCPManager
 from beamclaw_memory import Database, MemoryService, create_memory_service
 from beamclaw_obs import ComponentHealth, HealthRegistry, HealthState
 from beamclaw_tools import ToolPolicy, ToolRegistry
@@ -56,7 +57,6 @@ class AgentSystem:
         self.memory: MemoryService = create_memory_service(config.memory, database)
         self.tools = ToolRegistry.with_builtins(config.tools, memory=self.memory)
         self.mcp = MCPManager(config.mcp, sink=self.tools)
-        self.grants = GrantPolicy(config.mcp)
         self._providers = ProviderCache(config.core)
         self.core = Core.create(
             config.core,
@@ -70,15 +70,14 @@ class AgentSystem:
     def tool_policy(self, agent_id: str) -> ToolPolicy:
         """``[tools]`` allow/deny for the agent, minus MCP servers it is not granted."""
         policy = ToolPolicy.for_agent(self.config.tools, agent_id)
-        denied = [
-            d.name for d in self.tools.definitions() if not self.grants.allows_tool(agent_id, d)
-        ]
+        denied = self.mcp.denied_tool_names(agent_id)
         return policy.narrowed(deny=denied) if denied else policy
 
     async def start(self) -> None:
         """Start MCP servers (in the background) and the core (recovering sessions)."""
         if self._started:
             return
+        ensure_agent(self.config.core.default_agent)
         self.mcp.start()
         await self.core.start(migrate=False)
         self._started = True

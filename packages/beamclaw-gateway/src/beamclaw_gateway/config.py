@@ -10,7 +10,7 @@ from pydantic import Field
 from beamclaw_core import CoreSettings
 from beamclaw_gateway.errors import GatewayConfigError
 from beamclaw_gateway.settings import GatewaySettings
-from beamclaw_mcp.settings import MCPSettings
+from beamclaw_mcp import MCPSettings
 from beamclaw_memory import MemorySettings
 from beamclaw_obs import BeamclawSettingsBase, LoadedConfig, ObsSettings, load_settings
 from beamclaw_sandbox.settings import SandboxSettings

@@ -27,6 +27,7 @@ from beamclaw_tools.builtin.files import (
 from beamclaw_tools.builtin.http_request import HttpRequestArgs, HttpRequestTool
 from beamclaw_tools.builtin.jq_tool import JqArgs, JqTool
 from beamclaw_tools.builtin.keyword_search import KeywordSearchArgs, KeywordSearchTool
+from beamclaw_tools.builtin.memory_tools import MemorySearchTool, MemoryStoreTool, memory_tools
 from beamclaw_tools.builtin.process import child_environment
 from beamclaw_tools.builtin.shell import BashArgs, BashTool, TerminalArgs, TerminalTool
 from beamclaw_tools.builtin.think import ThinkArgs, ThinkTool
@@ -61,9 +62,9 @@ def builtin_tools(
 
     Args:
         settings: the ``[tools]`` section (defaults when None).
-        memory: the memory service behind ``workspace_memory`` ``search``.
-        extra: tools from other packages, wired in by the composition root (extension
-            point for ``memory_search``/``memory_store`` and friends).
+        memory: the memory service behind ``workspace_memory`` ``search`` and the
+            ``memory_search``/``memory_store`` pair (offered only when it is given).
+        extra: tools from other packages, wired in by the composition root.
         resolver: DNS resolver for the SSRF guard of ``http_request``/``web_fetch``.
     """
     s = settings or ToolsSettings()
@@ -83,6 +84,8 @@ def builtin_tools(
         WebFetchTool(s.web_fetch, resolver),
         WorkspaceMemoryTool(memory),
     ]
+    if memory is not None:
+        tools.extend(memory_tools(memory))
     if s.web_search.api_key is not None and s.web_search.api_key.is_available():
         tools.append(WebSearchTool(s.web_search))
     tools.extend(extra)
@@ -110,6 +113,8 @@ __all__ = [
     "KeywordSearchTool",
     "ListDirArgs",
     "ListDirTool",
+    "MemorySearchTool",
+    "MemoryStoreTool",
     "ReadFileArgs",
     "ReadFileTool",
     "TerminalArgs",
@@ -127,4 +132,5 @@ __all__ = [
     "builtin_tools",
     "child_environment",
     "html_to_markdown",
+    "memory_tools",
 ]
