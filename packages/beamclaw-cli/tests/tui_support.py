@@ -139,7 +139,11 @@ class Tmux:
 
     def wait_for(self, predicate: str | Callable[[str], bool], timeout: float = 30.0) -> str:
         """Poll the screen until it contains the text (or the predicate holds)."""
-        check = predicate if callable(predicate) else (lambda s, t=predicate: t in s)
+
+        def contains(screen: str) -> bool:
+            return isinstance(predicate, str) and predicate in screen
+
+        check: Callable[[str], bool] = contains if isinstance(predicate, str) else predicate
         deadline = time.monotonic() + timeout
         screen = ""
         while time.monotonic() < deadline:
