@@ -145,12 +145,15 @@ def _wait_ready(port: int, proc: subprocess.Popen[str], timeout: float = 60) -> 
     raise AssertionError("the daemon did not become ready")
 
 
-def test_tui_against_running_daemon_over_ws(beamclaw_home: Path, tmux_sessions: list[Tmux]) -> None:
+def test_tui_against_running_daemon_over_ws_with_token(
+    beamclaw_home: Path, tmux_sessions: list[Tmux]
+) -> None:
     port = free_port()
-    env = _env(beamclaw_home, port)
+    token = "tui-test-token-0123456789"
+    env = {**_env(beamclaw_home, port), "TUI_TEST_GATEWAY_TOKEN": token}
     with ThreadedFakeLLM([]) as fake:
         hold = _script(fake)
-        write_config(beamclaw_home, fake.base_url)
+        write_config(beamclaw_home, fake.base_url, token_env="TUI_TEST_GATEWAY_TOKEN")
         daemon = subprocess.Popen(
             [BEAMCLAW, "serve"],
             env={**os.environ, **env},
@@ -179,6 +182,32 @@ def test_tui_against_running_daemon_over_ws(beamclaw_home: Path, tmux_sessions: 
                 check=True,
             )
             assert session_id.group(0) in listed.stdout
+            # a wrong token: one error line before the screen is taken over, exit 1
+            wrong = Tmux(
+                [BEAMCLAW, "tui"],
+                {**env, "TUI_TEST_GATEWAY_TOKEN": "wrong-token-0123456789"},
+                beamclaw_home.parent,
+            )
+            tmux_sessions.append(wrong)
+            screen = wrong.wait_for("TUI-EXIT-CODE=")
+            assert "TUI-EXIT-CODE=1" in screen
+            assert "error: the daemon refused the WebSocket" in screen and "HTTP 401" in screen
+            assert "Traceback" not in screen
+            # deleting while the daemon runs goes through its REST API
+            deleted = subprocess.run(
+                [BEAMCLAW, "sessions", "delete", session_id.group(0), "--yes"],
+                env={**os.environ, **env},
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            assert deleted.returncode == 0, deleted.stderr
+            api = httpx.get(
+                f"http://127.0.0.1:{port}/api/sessions",
+                headers={"Authorization": f"Bearer {token}"},
+                timeout=10,
+            ).json()
+            assert api["sessions"] == []
         finally:
             daemon.terminate()
             daemon.communicate(timeout=30)

@@ -23,7 +23,9 @@ from beamclaw_core.testing import FakeOpenAIServer, FakeReply, FakeToolCall
 BEAMCLAW_MODEL = "fake-model"
 
 
-def config_text(base_url: str, *, port: int | None = None, autonomy: str = "supervised") -> str:
+def config_text(
+    base_url: str, *, token_env: str | None = None, autonomy: str = "supervised"
+) -> str:
     lines = [
         "[core]",
         'default_provider = "fake"',
@@ -33,16 +35,16 @@ def config_text(base_url: str, *, port: int | None = None, autonomy: str = "supe
         f'base_url = "{base_url}"',
         f'model = "{BEAMCLAW_MODEL}"',
     ]
-    if port is not None:
-        lines += ["[gateway.http]", 'host = "127.0.0.1"', f"port = {port}"]
+    if token_env is not None:
+        lines += ["[gateway.http]", f'token = {{ env = "{token_env}" }}']
     return "\n".join(lines) + "\n"
 
 
-def write_config(home: Path, base_url: str, *, port: int | None = None) -> Path:
+def write_config(home: Path, base_url: str, *, token_env: str | None = None) -> Path:
     """``$BEAMCLAW_HOME/beamclaw.toml`` pointing the default provider at ``base_url``."""
     home.mkdir(parents=True, exist_ok=True)
     path = home / "beamclaw.toml"
-    path.write_text(config_text(base_url, port=port))
+    path.write_text(config_text(base_url, token_env=token_env))
     return path
 
 

@@ -2,9 +2,10 @@
 
 The database is opened directly (``[memory] database_url`` or
 ``$BEAMCLAW_HOME/beamclaw.db``), so listing, showing and exporting work whether or not a
-daemon runs. ``delete`` refuses while a gateway holds the home lock: the running
-gateway owns its live sessions (use ``/reset`` in a chat, or stop the daemon first).
-A session may be named by a unique prefix of its id.
+daemon runs. ``delete`` goes through the running gateway's ``DELETE /api/sessions/{id}``
+when one holds the home lock (it owns the live sessions: it stops the session's loop
+before deleting), and straight to the database otherwise. A session may be named by a
+unique prefix of its id.
 """
 
 from __future__ import annotations
@@ -251,23 +252,47 @@ def register(app: typer.Typer) -> None:
         from beamclaw_cli.daemon import running_pid
         from beamclaw_obs import beamclaw_home
 
-        pid = running_pid(beamclaw_home())
-        if pid is not None:
-            raise BeamclawCliError(
-                f"a gateway (pid {pid}) owns the sessions while it runs: "
-                "stop it first (`beamclaw stop`), or use /reset in the chat"
-            )
-
         async def find(store: ConversationStore) -> ConversationRecord:
             return await _resolve(store, session)
 
         record = _with_store(config, find)
         if not yes:
             typer.confirm(f"Delete session {record.id} and all its messages?", abort=True)
+        pid = running_pid(beamclaw_home())
+        if pid is not None:
+            _delete_via_gateway(config, record.id, pid)
+        else:
 
-        async def remove(store: ConversationStore) -> bool:
-            return await store.delete(record.id)
+            async def remove(store: ConversationStore) -> bool:
+                return await store.delete(record.id)
 
-        if not _with_store(config, remove):
-            raise SessionNotFoundError(f"session {record.id} was already gone")
+            if not _with_store(config, remove):
+                raise SessionNotFoundError(f"session {record.id} was already gone")
         print(f"deleted session {record.id}")
+
+
+def _delete_via_gateway(config: Path | None, session_id: str, pid: int) -> None:
+    """Ask the running gateway to delete the session (it owns the live lanes)."""
+    import httpx
+
+    from beamclaw_cli.daemon import Endpoint
+    from beamclaw_gateway import effective_port, load_config
+
+    cfg = load_config(config).settings
+    endpoint = Endpoint(cfg.gateway.http.host, effective_port(cfg))
+    secret = cfg.gateway.http.token
+    headers = {"Authorization": f"Bearer {secret.resolve('the gateway token')}"} if secret else {}
+    url = f"{endpoint.base_url}/api/sessions/{session_id}"
+    try:
+        response = httpx.delete(url, headers=headers, timeout=30.0)
+    except httpx.TransportError as e:
+        raise BeamclawCliError(
+            f"a gateway (pid {pid}) holds this home but does not answer at {endpoint.base_url}: {e}"
+        ) from e
+    if response.status_code == 404:
+        raise SessionNotFoundError(f"session {session_id} was already gone")
+    if response.status_code != 200:
+        raise BeamclawCliError(
+            f"the gateway refused to delete {session_id}: HTTP {response.status_code} "
+            f"{response.text[:200]}"
+        )

@@ -145,8 +145,10 @@ class WebSocketBackend:
         return aiter(self._queue)
 
     async def close(self) -> None:
+        from websockets.exceptions import WebSocketException
+
         if self._ws is not None:
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(WebSocketException, OSError, TimeoutError):
                 await asyncio.wait_for(self._ws.close(), 2.0)
         if self._reader is not None:
             self._reader.cancel()
