@@ -18,46 +18,89 @@ stalls another.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from loguru import logger
 
 from beamclaw_core.loop import effects as fx
 from beamclaw_core.loop.inputs import Decision, SubAgentResult
-from beamclaw_core.messages import Message
+from beamclaw_core.messages import Message, Role
 from beamclaw_core.providers import Provider
 from beamclaw_core.sessions.bus import Subscription, TurnHandle
 from beamclaw_core.sessions.lane import SessionInfo, SessionLane
 from beamclaw_core.sessions.maintenance import Maintenance
+from beamclaw_core.sessions.memory_context import AutoContext, TranscriptIndexer
 from beamclaw_core.sessions.runs import SessionAddress
 from beamclaw_core.sessions.runtime import ProviderFactory, Runtime, SystemPromptSource
 from beamclaw_core.settings import CoreSettings
 from beamclaw_core.store import ConversationStore, derive_session_id
 from beamclaw_core.subagents import SubAgentRunner
-from beamclaw_memory import Database
+from beamclaw_memory import Database, MemoryService, MemorySettings
 from beamclaw_obs import Backoff, ChildSpec, EventType, Restart, Supervisor, emit
 from beamclaw_tools import ContentPart, SessionRef, ToolPolicy, ToolRegistry
 
+STOP_INDEXING_SECONDS = 10.0
+"""How long :meth:`Core.stop` waits for background transcript indexing."""
+
 
 class WorkspacePrompt:
-    """The default system prompt: the agent's workspace files (docs/workspaces.md)."""
+    """The default system prompt: the agent's workspace files and skills.
 
-    def __init__(self, timezone: str | None = None) -> None:
+    Sections in order (docs/workspaces.md): the bootstrap files, the skills section
+    (skills discovered bundled → global → per-agent, only the eligible ones, the best
+    match of the latest user message promoted to full content, ``{baseDir}`` replaced —
+    docs/skills.md), the ``[user:environment]`` block in ``timezone``, the daily logs of
+    yesterday and today, then MEMORY.md. Files are read in a worker thread.
+    """
+
+    def __init__(self, timezone: str | None = None, *, skills: bool = True) -> None:
         self.timezone = timezone
+        self.skills = skills
 
-    async def __call__(self, session: SessionRef, last_activity_at: float | None) -> list[Message]:
-        from beamclaw_core.workspace import build_system_prompt_async
-
+    async def __call__(
+        self,
+        session: SessionRef,
+        last_activity_at: float | None,
+        latest_user_message: str | None = None,
+    ) -> list[Message]:
         last = datetime.fromtimestamp(last_activity_at, UTC) if last_activity_at else None
-        prompt = await build_system_prompt_async(
-            session.agent_id,
-            now=datetime.now(UTC),
-            last_message_at=last,
+        return await asyncio.to_thread(
+            self.build, session.agent_id, datetime.now(UTC), last, latest_user_message
+        )
+
+    def build(
+        self,
+        agent_id: str,
+        now: datetime,
+        last_message_at: datetime | None,
+        latest_user_message: str | None,
+    ) -> list[Message]:
+        """The prompt's messages (one per section), synchronously."""
+        from beamclaw_core.workspace import build_system_prompt
+
+        skills = skills_section_text(agent_id, latest_user_message) if self.skills else None
+        prompt = build_system_prompt(
+            agent_id,
+            now=now,
+            last_message_at=last_message_at,
             timezone=self.timezone,
+            skills_section=skills,
         )
         return list(prompt.as_messages())
+
+
+def skills_section_text(agent_id: str, latest_user_message: str | None) -> str:
+    """The skills section of ``agent_id``'s prompt (empty when no skill is eligible)."""
+    from beamclaw_core.skills import build_skills_section, discover_skills, eligible_skills
+
+    found = discover_skills(agent_id)
+    eligible, _refused = eligible_skills(found.skills)
+    return build_skills_section(eligible, latest_user_message).text
 
 
 class StaticPrompt:
@@ -66,16 +109,98 @@ class StaticPrompt:
     def __init__(self, text: str) -> None:
         self.text = text
 
-    async def __call__(self, session: SessionRef, last_activity_at: float | None) -> list[Message]:
+    async def __call__(
+        self,
+        session: SessionRef,
+        last_activity_at: float | None,
+        latest_user_message: str | None = None,
+    ) -> list[Message]:
         return [Message.system(self.text)] if self.text else []
+
+
+def _takes_latest_message(source: Any) -> bool:
+    """Whether ``source`` accepts ``latest_user_message`` (older sources take two args)."""
+    try:
+        params = inspect.signature(source).parameters
+    except (TypeError, ValueError):
+        return True
+    return "latest_user_message" in params or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PendingApprovalInfo:
+    """A tool call waiting for a decision (:meth:`Core.pending_approvals`)."""
+
+    session_id: str
+    request_id: str
+    agent_id: str
+    tool: str
+    args: dict[str, Any] = field(default_factory=dict[str, Any])
+
+
+class _TurnPrompt:
+    """The prompt source lanes call: the configured one, fed the turn's user message,
+    plus the memory auto-context message. Only the LLM view sees its output."""
+
+    def __init__(
+        self,
+        core: Core,
+        source: SystemPromptSource,
+        auto_context: AutoContext | None,
+    ) -> None:
+        self.core = core
+        self.source = source
+        self.pass_latest = _takes_latest_message(source)
+        self.auto_context = auto_context
+
+    async def __call__(
+        self,
+        session: SessionRef,
+        last_activity_at: float | None,
+        latest_user_message: str | None = None,
+    ) -> list[Message]:
+        key: Hashable = latest_user_message
+        text = latest_user_message
+        if text is None:
+            key, text = await self.core._latest_user_message(session.session_id)  # pyright: ignore[reportPrivateUsage]
+        if self.pass_latest:
+            messages = list(await self.source(session, last_activity_at, text))
+        else:
+            messages = list(await self.source(session, last_activity_at))
+        if self.auto_context is not None and text is not None:
+            extra = await self.auto_context.message(session.session_id, session.agent_id, key, text)
+            if extra is not None:
+                messages.append(extra)
+        return messages
 
 
 class Core:
     """BeamClaw's agent runtime: sessions, the agentic loop, persistence and recovery."""
 
-    def __init__(self, runtime: Runtime, database: Database) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        database: Database,
+        *,
+        memory: MemoryService | None = None,
+        memory_settings: MemorySettings | None = None,
+    ) -> None:
         self._rt = runtime
         self._db = database
+        self.memory = memory
+        memory_cfg = memory_settings or MemorySettings()
+        auto_context = (
+            AutoContext(memory, memory_cfg.auto_context_limit)
+            if memory is not None and memory_cfg.auto_context
+            else None
+        )
+        self._auto_context = auto_context
+        self._indexer = TranscriptIndexer(runtime.store, memory) if memory is not None else None
+        runtime.system_prompt = _TurnPrompt(self, runtime.system_prompt, auto_context)
+        self._user_on_effect = runtime.on_effect
+        runtime.on_effect = self._on_effect
         self._lanes: dict[str, SessionLane] = {}
         self._supervisor: Supervisor | None = None
         self._maintenance: Maintenance | None = None
@@ -101,6 +226,8 @@ class Core:
         clock: Callable[[], float] = time.time,
         on_effect: Callable[[fx.Effect], None] | None = None,
         subscriber_buffer: int = 1024,
+        memory: MemoryService | None = None,
+        memory_settings: MemorySettings | None = None,
     ) -> Core:
         """Build a core (nothing runs until :meth:`start`).
 
@@ -116,6 +243,11 @@ class Core:
             clock: wall clock (epoch seconds), for tests.
             on_effect: tracing/fault-injection seam called before every effect.
             subscriber_buffer: events buffered per subscriber before it is dropped.
+            memory: the agents' memory. Finished turns' transcripts are indexed into it
+                in the background; with ``memory_settings.auto_context`` the top hits for
+                the user's message are shown to the LLM as a system message each turn.
+            memory_settings: the ``[memory]`` section (``auto_context``,
+                ``auto_context_limit``); defaults when None.
         """
         if database is None or isinstance(database, str):
             from beamclaw_memory import resolve_database_url
@@ -128,14 +260,15 @@ class Core:
             else (lambda _agent, p=provider: p)  # type: ignore[misc]
         )
         prompt: SystemPromptSource
+        core_settings = settings or CoreSettings()
         if system_prompt is None:
-            prompt = WorkspacePrompt()
+            prompt = WorkspacePrompt(timezone=core_settings.timezone)
         elif isinstance(system_prompt, str):
             prompt = StaticPrompt(system_prompt)
         else:
             prompt = system_prompt
         runtime = Runtime(
-            settings=settings or CoreSettings(),
+            settings=core_settings,
             store=ConversationStore(database),
             provider_for=factory,
             system_prompt=prompt,
@@ -146,7 +279,7 @@ class Core:
             on_effect=on_effect,
             subscriber_buffer=subscriber_buffer,
         )
-        return cls(runtime, database)
+        return cls(runtime, database, memory=memory, memory_settings=memory_settings)
 
     @property
     def settings(self) -> CoreSettings:
@@ -192,6 +325,8 @@ class Core:
         for lane in self._lanes.values():
             lane.bus.close()
         self._lanes.clear()
+        if self._indexer is not None:
+            await self._indexer.drain(grace_seconds=STOP_INDEXING_SECONDS)
 
     # ------------------------------------------------------------ sessions
 
@@ -229,6 +364,24 @@ class Core:
         """Answer an ``ApprovalRequested``; False when it is not (or no longer) pending."""
         lane = self._lanes.get(session_id)
         return lane is not None and lane.answer(request_id, decision)
+
+    async def pending_approvals(self, session_id: str | None = None) -> list[PendingApprovalInfo]:
+        """Tool calls waiting for a decision (of one session, or of every session)."""
+        lanes = [self._lanes.get(session_id)] if session_id is not None else self._lanes_snapshot()
+        out: list[PendingApprovalInfo] = []
+        for lane in lanes:
+            pending = lane.pending_approval() if lane is not None else None
+            if lane is not None and pending is not None:
+                out.append(
+                    PendingApprovalInfo(
+                        lane.id,
+                        pending.request_id,
+                        lane.agent_id,
+                        pending.pending.name,
+                        dict(pending.pending.args),
+                    )
+                )
+        return out
 
     async def cancel(self, session_id: str) -> int:
         """``/stop``: cancel the running turn and clear the queue; returns cleared count."""
@@ -290,6 +443,35 @@ class Core:
             await lane.settle()
 
     # ------------------------------------------------------------ internals
+
+    def _on_effect(self, effect: fx.Effect) -> None:
+        """Runs before every effect: the embedder's hook, then transcript indexing when a
+        turn ends (its messages are committed before its effects run)."""
+        if self._user_on_effect is not None:
+            self._user_on_effect(effect)
+        if (
+            self._indexer is not None
+            and isinstance(effect, fx.NotifyClient)
+            and effect.event.terminal
+        ):
+            lane = self._lanes.get(effect.event.session_id)
+            if lane is not None:
+                self._indexer.schedule(lane.id, lane.agent_id)
+
+    async def _latest_user_message(self, session_id: str) -> tuple[Hashable, str | None]:
+        """``(turn key, text)`` of the user message that started the session's current
+        turn, from the lane's in-memory view (no query)."""
+        lane = self._lanes.get(session_id)
+        if lane is None:
+            return None, None
+        view = await lane.view.get()
+        for position in range(len(view.messages) - 1, -1, -1):
+            message = view.messages[position]
+            if message.role is Role.USER:
+                runs = message.meta.get("run_ids")
+                key = tuple(runs) if isinstance(runs, list) and runs else (position, message.text)
+                return key, message.text
+        return None, None
 
     def _lanes_snapshot(self) -> list[SessionLane]:
         return list(self._lanes.values())

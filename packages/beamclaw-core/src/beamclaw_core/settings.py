@@ -103,6 +103,10 @@ class CoreSettings(Section):
     autonomy_level: Autonomy = Autonomy.SUPERVISED
     session_ttl_seconds: int = Field(default=3600, ge=0)
     session_sharing: Literal["shared", "per_channel"] = "shared"
+    timezone: str | None = None
+    """The user's IANA timezone (e.g. ``"Europe/Berlin"``) for the system prompt's local
+    time and which daily logs are "today"/"yesterday". Unset (or not a valid name): the
+    ``Timezone:`` line of the agent's USER.md, else UTC (docs/workspaces.md)."""
     providers: dict[str, ProviderSettings] = Field(default_factory=_default_providers)
     agentic_loop: AgenticLoopSettings = Field(default_factory=AgenticLoopSettings)
     queue: QueueSettings = Field(default_factory=QueueSettings)

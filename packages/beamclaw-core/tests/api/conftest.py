@@ -73,14 +73,8 @@ async def make_core(db_url: str) -> AsyncIterator[Callable[..., Core]]:
             registry.register(t)
         db = Database(db_url)
         dbs.append(db)
-        core = Core.create(
-            settings or make_settings(),
-            db,
-            provider=provider,
-            tools=registry,
-            system_prompt="You are a test agent.",
-            **kw,
-        )
+        kw.setdefault("system_prompt", "You are a test agent.")
+        core = Core.create(settings or make_settings(), db, provider=provider, tools=registry, **kw)
         cores.append(core)
         return core
 

@@ -64,6 +64,8 @@ class AgentSystem:
             provider=provider_factory or self._providers,
             tools=self.tools,
             tool_policy=self.tool_policy,
+            memory=self.memory,
+            memory_settings=config.memory,
         )
         self._started = False
 
@@ -83,7 +85,8 @@ class AgentSystem:
         self._started = True
 
     async def stop(self) -> None:
-        """Stop the core first (turns persist), then MCP servers and provider clients."""
+        """Stop the core first (turns persist; transcript indexing drains), then MCP
+        servers and provider clients."""
         if not self._started:
             return
         self._started = False

@@ -103,13 +103,14 @@ async def _context(lane: SessionLane) -> str:
         history_msgs.append(Message.system(SUMMARY_PREFIX + view.summary))
     history_msgs.extend(view.messages)
     tools = tuple(rt.tools.definitions(rt.tool_policy_for(lane.agent_id))) if rt.tools else ()
-    bootstrap = sum(estimate_message_tokens(m) for m in system)
+    skills = sum(estimate_message_tokens(m) for m in system if m.meta.get("kind") == "skills")
+    bootstrap = sum(estimate_message_tokens(m) for m in system) - skills
     tool_tokens = estimate_prompt_tokens([], tools) if tools else 0
     history = sum(estimate_message_tokens(m) for m in history_msgs)
-    used = bootstrap + tool_tokens + history
+    used = bootstrap + skills + tool_tokens + history
     rows = [
         ("bootstrap", bootstrap),
-        ("skills", 0),
+        ("skills", skills),
         ("tools", tool_tokens),
         ("history", history),
         ("free", max(0, window - used)),

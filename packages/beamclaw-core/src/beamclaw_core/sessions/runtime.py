@@ -16,10 +16,19 @@ from beamclaw_tools import SessionRef, ToolPolicy, ToolRegistry
 
 
 class SystemPromptSource(Protocol):
-    """Builds the system messages of the next LLM request of a session."""
+    """Builds the system messages of the next LLM request of a session.
+
+    ``latest_user_message`` is the text of the message that started the current turn
+    (None when there is none, e.g. a maintenance compaction); the workspace prompt uses
+    it to promote the matching skill. :meth:`Core.create <beamclaw_core.api.Core.create>`
+    also accepts older two-argument sources and calls them without it.
+    """
 
     async def __call__(
-        self, session: SessionRef, last_activity_at: float | None
+        self,
+        session: SessionRef,
+        last_activity_at: float | None,
+        latest_user_message: str | None = None,
     ) -> list[Message]: ...
 
 

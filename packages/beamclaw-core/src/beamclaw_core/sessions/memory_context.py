@@ -1,0 +1,140 @@
+"""Memory wired into turns (issue 6, docs/memory.md "Wired in").
+
+* :class:`AutoContext` — with ``[memory] auto_context``, the agent's memory is searched
+  with the user's message when a turn's first LLM request is built, and the hits become
+  one clearly labelled system message of the LLM view. The hits are kept for the rest of
+  that turn, so every request of the turn sees the same context (a stable prompt prefix);
+  the message is never stored as history.
+* :class:`TranscriptIndexer` — after each turn, the conversation's new user and assistant
+  messages are indexed (``MemoryService.index_transcript``) in a background task per
+  session. Indexing never blocks or fails a turn: errors are logged and the next turn
+  retries from the same point.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Hashable
+from datetime import UTC, datetime
+
+from loguru import logger
+
+from beamclaw_core.messages import Message, Role
+from beamclaw_core.store import ConversationStore
+from beamclaw_memory import MemoryService, SearchHit, TranscriptMessage
+
+AUTO_CONTEXT_LABEL = "[memory:auto_context]"
+MAX_HIT_CHARS = 1_000
+INDEXED_ROLES = (Role.USER, Role.ASSISTANT)
+
+
+def format_auto_context(hits: tuple[SearchHit, ...] | list[SearchHit]) -> str | None:
+    """The system-message text for ``hits`` (None when there are none)."""
+    if not hits:
+        return None
+    lines = [
+        f"{AUTO_CONTEXT_LABEL} Entries from your long-term memory that may be relevant to "
+        "the user's latest message, found automatically by a memory search (the user did "
+        "not write them; they may be outdated):"
+    ]
+    for n, hit in enumerate(hits, 1):
+        when = (
+            f", {datetime.fromtimestamp(hit.updated_at, UTC).date().isoformat()}"
+            if hit.updated_at
+            else ""
+        )
+        text = " ".join(hit.text.split())
+        if len(text) > MAX_HIT_CHARS:
+            text = text[:MAX_HIT_CHARS] + " …"
+        lines.append(f"{n}. ({hit.category.value}: {hit.source or hit.key}{when}) {text}")
+    return "\n".join(lines)
+
+
+class AutoContext:
+    """Searches once per turn and remembers the result until the session's next turn."""
+
+    def __init__(self, memory: MemoryService, limit: int) -> None:
+        self.memory = memory
+        self.limit = limit
+        self._turns: dict[str, tuple[Hashable, Message | None]] = {}
+
+    async def message(
+        self, session_id: str, agent_id: str, turn_key: Hashable, text: str | None
+    ) -> Message | None:
+        """The auto-context message of the turn ``turn_key`` (searching on first use)."""
+        cached = self._turns.get(session_id)
+        if cached is not None and cached[0] == turn_key:
+            return cached[1]
+        message: Message | None = None
+        if text and text.strip():
+            try:
+                result = await self.memory.search(agent_id, text, limit=self.limit)
+            except Exception as e:  # the protocol never raises; a bug must not fail a turn
+                logger.warning("{}: auto-context search failed: {}", session_id, e)
+            else:
+                body = format_auto_context(list(result.hits))
+                if body is not None:
+                    message = Message.system(body, meta={"kind": "auto_context"})
+        self._turns[session_id] = (turn_key, message)
+        return message
+
+    def forget(self, session_id: str) -> None:
+        self._turns.pop(session_id, None)
+
+
+class TranscriptIndexer:
+    """Indexes finished turns' messages in the background, one task per session."""
+
+    def __init__(self, store: ConversationStore, memory: MemoryService) -> None:
+        self.store = store
+        self.memory = memory
+        self._seen: dict[str, int] = {}
+        self._due: dict[str, str] = {}
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+
+    def schedule(self, session_id: str, agent_id: str) -> None:
+        """Index ``session_id``'s messages not indexed yet (returns at once)."""
+        self._due[session_id] = agent_id
+        if session_id not in self._tasks:
+            self._tasks[session_id] = asyncio.create_task(
+                self._drain(session_id), name=f"index-transcript-{session_id}"
+            )
+
+    async def _drain(self, session_id: str) -> None:
+        try:
+            while session_id in self._due:
+                agent_id = self._due.pop(session_id)
+                try:
+                    await self._index(session_id, agent_id)
+                except Exception as e:
+                    logger.warning("{}: transcript indexing failed: {}", session_id, e)
+        finally:
+            self._tasks.pop(session_id, None)
+
+    async def _index(self, session_id: str, agent_id: str) -> None:
+        after = self._seen.get(session_id, 0)
+        rows = await self.store.messages(session_id, after_seq=after)
+        batch = [
+            TranscriptMessage(
+                session_id=session_id, seq=row.seq, role=row.message.role.value, text=text
+            )
+            for row in rows
+            if row.message is not None
+            and row.message.role in INDEXED_ROLES
+            and (text := row.message.text.strip())
+        ]
+        if batch:
+            await self.memory.index_transcript(agent_id, batch)
+        if rows:
+            self._seen[session_id] = max(r.seq for r in rows)
+
+    async def drain(self, grace_seconds: float | None = None) -> None:
+        """Wait for scheduled indexing (cancelling what is left after ``grace_seconds``)."""
+        while self._tasks:
+            tasks = list(self._tasks.values())
+            _done, pending = await asyncio.wait(tasks, timeout=grace_seconds)
+            if pending:
+                for task in pending:
+                    task.cancel()
+                await asyncio.wait(pending)
+                return

@@ -1,0 +1,254 @@
+"""The default prompt (skills, timezone) and memory wiring (auto-context, transcripts)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from beamclaw_core.api import Core, StaticPrompt, WorkspacePrompt
+from beamclaw_core.loop import TurnDone
+from beamclaw_core.messages import Message, Role
+from beamclaw_core.sessions import SessionAddress
+from beamclaw_core.sessions.memory_context import AUTO_CONTEXT_LABEL
+from beamclaw_core.settings import CoreSettings
+from beamclaw_core.testing import CallTool, Reply, ScriptedProvider
+from beamclaw_core.workspace import create_agent
+from beamclaw_memory import (
+    IndexReport,
+    MemoryCategory,
+    MemoryService,
+    MemorySettings,
+    SearchMode,
+    SearchResult,
+    TranscriptMessage,
+    create_memory_service,
+)
+from beamclaw_obs import beamclaw_home
+from beamclaw_tools import SessionRef
+
+from .conftest import EchoTool, make_settings
+
+ADDR = SessionAddress("local:ann", "default", "tui")
+
+WEATHER_SKILL = """---
+name: weather
+description: Forecasts for a city
+metadata:
+  emoji: "☔"
+---
+# Weather
+Run `{baseDir}/scripts/wx.sh <city>` to get the forecast.
+"""
+
+
+def _write_skill(agent: str = "default") -> Path:
+    directory = beamclaw_home() / "agents" / agent / "skills" / "weather"
+    directory.mkdir(parents=True)
+    (directory / "SKILL.md").write_text(WEATHER_SKILL, encoding="utf-8")
+    return directory
+
+
+def _system_text(messages: Iterable[Message]) -> str:
+    return "\n".join(m.text for m in messages if m.role is Role.SYSTEM)
+
+
+def _settings(**core: Any) -> CoreSettings:
+    return make_settings().model_copy(update=core)
+
+
+async def test_workspace_prompt_lists_skills_and_promotes_the_named_one() -> None:
+    create_agent("default")
+    skill_dir = _write_skill()
+    session = SessionRef(session_id="s", agent_id="default")
+    prompt = WorkspacePrompt()
+
+    plain = await prompt(session, None)
+    kinds = [m.meta.get("kind") for m in plain]
+    assert "skills" in kinds
+    skills = next(m.text for m in plain if m.meta.get("kind") == "skills")
+    # always-skill (bundled memory-keeper) in full; weather only listed
+    assert "Skill: memory-keeper" in skills
+    assert "- ☔ weather: Forecasts for a city" in skills
+    assert "wx.sh" not in skills
+
+    promoted = await prompt(session, None, "What is the weather in Paris?")
+    skills = next(m.text for m in promoted if m.meta.get("kind") == "skills")
+    assert "### ☔ Skill: weather" in skills
+    assert f"{skill_dir}/scripts/wx.sh <city>" in skills
+    assert "{baseDir}" not in skills
+    # skills come after the bootstrap files and before the environment block
+    assert kinds.index("skills") > kinds.index("bootstrap")
+    assert kinds.index("skills") < kinds.index("environment")
+
+
+async def test_core_turn_prompt_promotes_skill_from_the_user_message(
+    make_core: Callable[..., Core],
+) -> None:
+    create_agent("default")
+    _write_skill()
+    provider = ScriptedProvider([CallTool("echo", {"text": "x"}), Reply("Sunny.")])
+    core = make_core(provider, EchoTool(), system_prompt=None)
+    await core.start(maintenance=False)
+    handle = await core.send(ADDR, "weather in Lyon tomorrow?")
+    assert isinstance(await handle.result(), TurnDone)
+    for call in provider.calls:  # every step of the turn sees the promoted skill
+        assert "Skill: weather" in _system_text(call.messages)
+    assert not any(m.role is Role.SYSTEM for m in await core.history(handle.session_id))
+
+
+async def test_context_command_counts_the_skills_section(make_core: Callable[..., Core]) -> None:
+    create_agent("default")
+    _write_skill()
+    core = make_core(ScriptedProvider([Reply("hi")]), system_prompt=None)
+    await core.start(maintenance=False)
+    await (await core.send(ADDR, "hello")).result()
+    text = await (await core.send(ADDR, "/context")).text()
+    skills_line = next(line for line in text.splitlines() if line.strip().startswith("skills"))
+    assert int(skills_line.split()[1]) > 0
+
+
+async def test_configured_timezone_reaches_the_environment_block(
+    make_core: Callable[..., Core],
+) -> None:
+    create_agent("default")
+    provider = ScriptedProvider([Reply("hi")])
+    core = make_core(provider, settings=_settings(timezone="Asia/Tokyo"), system_prompt=None)
+    await core.start(maintenance=False)
+    await (await core.send(ADDR, "what time is it?")).result()
+    environment = next(
+        m.text for m in provider.calls[0].messages if m.meta.get("kind") == "environment"
+    )
+    assert "Asia/Tokyo" in environment
+
+
+async def test_a_two_argument_prompt_source_still_works(make_core: Callable[..., Core]) -> None:
+    seen: list[float | None] = []
+
+    async def legacy(session: SessionRef, last_activity_at: float | None) -> list[Message]:
+        seen.append(last_activity_at)
+        return [Message.system("legacy prompt")]
+
+    provider = ScriptedProvider([Reply("ok")])
+    core = make_core(provider, system_prompt=legacy)
+    await core.start(maintenance=False)
+    assert await (await core.send(ADDR, "hi")).text() == "ok"
+    assert seen
+    assert provider.calls[0].messages[0].text == "legacy prompt"
+
+
+class CountingMemory:
+    """Delegates to a real memory service; counts searches; can fail indexing."""
+
+    def __init__(self, inner: MemoryService, *, fail_indexing: bool = False) -> None:
+        self.inner = inner
+        self.searches: list[str] = []
+        self.fail_indexing = fail_indexing
+
+    async def store(self, *a: Any, **kw: Any) -> Any:
+        return await self.inner.store(*a, **kw)
+
+    async def get(self, agent_id: str, key: str) -> Any:
+        return await self.inner.get(agent_id, key)
+
+    async def forget(self, agent_id: str, key: str) -> bool:
+        return await self.inner.forget(agent_id, key)
+
+    async def recall(self, *a: Any, **kw: Any) -> Any:
+        return await self.inner.recall(*a, **kw)
+
+    async def search(
+        self,
+        agent_id: str,
+        query: str,
+        *,
+        mode: SearchMode = SearchMode.HYBRID,
+        limit: int = 5,
+        category: MemoryCategory | None = None,
+    ) -> SearchResult:
+        self.searches.append(query)
+        return await self.inner.search(agent_id, query, mode=mode, limit=limit, category=category)
+
+    async def index_workspace(self, agent_id: str, workspace: Path | None = None) -> IndexReport:
+        return await self.inner.index_workspace(agent_id, workspace)
+
+    async def index_transcript(
+        self, agent_id: str, messages: Iterable[TranscriptMessage | tuple[str, int, str, str]]
+    ) -> IndexReport:
+        if self.fail_indexing:
+            raise RuntimeError("index is broken")
+        return await self.inner.index_transcript(agent_id, messages)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def _memory(**kw: Any) -> CountingMemory:
+    inner = create_memory_service(MemorySettings(backend="memory"), None)
+    return CountingMemory(inner, **kw)
+
+
+@pytest.mark.parametrize("auto_context", [True, False])
+async def test_auto_context_injects_memories_into_the_view_only(
+    make_core: Callable[..., Core], auto_context: bool
+) -> None:
+    memory = _memory()
+    await memory.store(
+        "default", "pet", "Ann's cat is called Pixel.", MemoryCategory.CORE, source="test"
+    )
+    provider = ScriptedProvider([CallTool("echo", {"text": "x"}), Reply("Pixel!")])
+    core = make_core(
+        provider,
+        EchoTool(),
+        memory=memory,
+        memory_settings=MemorySettings(auto_context=auto_context, auto_context_limit=2),
+    )
+    await core.start(maintenance=False)
+    handle = await core.send(ADDR, "What is my cat called?")
+    assert await handle.text() == "Pixel!"
+    for call in provider.calls:
+        system = [m for m in call.messages if m.role is Role.SYSTEM]
+        injected = [m for m in system if m.text.startswith(AUTO_CONTEXT_LABEL)]
+        if auto_context:
+            assert len(injected) == 1
+            assert "Pixel" in injected[0].text
+            # after the system prompt, before the conversation
+            assert call.messages.index(injected[0]) == len(system) - 1
+        else:
+            assert injected == []
+    # one search for the whole turn (both LLM steps, plus the context measurement)
+    assert memory.searches == (["What is my cat called?"] if auto_context else [])
+    history = await core.history(handle.session_id)
+    assert not any(AUTO_CONTEXT_LABEL in m.text for m in history)
+
+
+async def test_finished_turns_are_indexed_in_the_background(
+    make_core: Callable[..., Core],
+) -> None:
+    memory = _memory()
+    provider = ScriptedProvider([Reply("The capital of Burkina Faso is Ouagadougou.")])
+    core = make_core(provider, memory=memory)
+    await core.start(maintenance=False)
+    handle = await core.send(ADDR, "Tell me a capital city")
+    await handle.result()
+    await core.stop()  # drains background indexing
+    found = await memory.search("default", "Ouagadougou", mode=SearchMode.KEYWORD)
+    assert [h.category for h in found.hits] == [MemoryCategory.CONVERSATION]
+    assert "Ouagadougou" in found.hits[0].text
+
+
+async def test_indexing_failures_never_fail_the_turn(make_core: Callable[..., Core]) -> None:
+    memory = _memory(fail_indexing=True)
+    provider = ScriptedProvider([Reply("one"), Reply("two")])
+    core = make_core(provider, memory=memory)
+    await core.start(maintenance=False)
+    assert await (await core.send(ADDR, "first")).text() == "one"
+    assert await (await core.send(ADDR, "second")).text() == "two"
+
+
+async def test_static_prompt_accepts_the_latest_message() -> None:
+    session = SessionRef(session_id="s", agent_id="default")
+    assert (await StaticPrompt("x")(session, time.time(), "hello"))[0].text == "x"
