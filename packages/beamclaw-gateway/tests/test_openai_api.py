@@ -123,27 +123,27 @@ async def test_unknown_model_is_openai_not_found() -> None:
 
 
 async def test_bad_input_is_openai_shaped() -> None:
-    async with live_gateway(ScriptedProvider([])) as gw:
-        async with httpx.AsyncClient(base_url=gw.base_url) as c:
-            bad_json = await c.post(
-                "/v1/chat/completions",
-                content=b"{not json",
-                headers={"content-type": "application/json"},
-            )
-            wrong_type = await c.post(
-                "/v1/chat/completions", json={"model": 3, "messages": "hello"}
-            )
-            no_user = await c.post(
-                "/v1/chat/completions",
-                json={"model": "default", "messages": [{"role": "system", "content": "x"}]},
-            )
-            huge = await c.post(
-                "/v1/chat/completions",
-                json={
-                    "model": "default",
-                    "messages": [{"role": "user", "content": "x" * 2_000_000}],
-                },
-            )
+    async with (
+        live_gateway(ScriptedProvider([])) as gw,
+        httpx.AsyncClient(base_url=gw.base_url) as c,
+    ):
+        bad_json = await c.post(
+            "/v1/chat/completions",
+            content=b"{not json",
+            headers={"content-type": "application/json"},
+        )
+        wrong_type = await c.post("/v1/chat/completions", json={"model": 3, "messages": "hello"})
+        no_user = await c.post(
+            "/v1/chat/completions",
+            json={"model": "default", "messages": [{"role": "system", "content": "x"}]},
+        )
+        huge = await c.post(
+            "/v1/chat/completions",
+            json={
+                "model": "default",
+                "messages": [{"role": "user", "content": "x" * 2_000_000}],
+            },
+        )
     for r in (bad_json, wrong_type, no_user):
         assert r.status_code == 400, r.text
         assert r.json()["error"]["type"] == "invalid_request_error"

@@ -2,24 +2,53 @@
 
 from beamclaw_gateway._version import __version__
 from beamclaw_gateway.app import create_app
+from beamclaw_gateway.channels import Channel, ChannelRegistry
 from beamclaw_gateway.config import BeamclawConfig, effective_port, load_config
 from beamclaw_gateway.errors import (
+    ApiError,
     BeamclawGatewayError,
     GatewayConfigError,
+    GatewayNotStartedError,
     PortInUseError,
+    UnknownChannelError,
+    UnknownTargetError,
 )
+from beamclaw_gateway.ratelimit import RateDecision, RateLimiter
 from beamclaw_gateway.runtime import GatewayRuntime
 from beamclaw_gateway.server import check_bind_policy, is_loopback, serve
-from beamclaw_gateway.settings import GatewaySettings, HttpSettings
+from beamclaw_gateway.services import GatewayServices
+from beamclaw_gateway.settings import (
+    A2ASettings,
+    ApiSettings,
+    GatewaySettings,
+    HttpSettings,
+    RateLimitSettings,
+    WebhookSourceSettings,
+    WebSocketSettings,
+)
 
 __all__ = [
+    "A2ASettings",
+    "ApiError",
+    "ApiSettings",
     "BeamclawConfig",
     "BeamclawGatewayError",
+    "Channel",
+    "ChannelRegistry",
     "GatewayConfigError",
+    "GatewayNotStartedError",
     "GatewayRuntime",
+    "GatewayServices",
     "GatewaySettings",
     "HttpSettings",
     "PortInUseError",
+    "RateDecision",
+    "RateLimitSettings",
+    "RateLimiter",
+    "UnknownChannelError",
+    "UnknownTargetError",
+    "WebSocketSettings",
+    "WebhookSourceSettings",
     "__version__",
     "check_bind_policy",
     "create_app",

@@ -11,9 +11,10 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from limits import RateLimitItem, parse_many
-from limits.aio.storage import MemoryStorage, Storage
+from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
 from limits.storage import storage_from_string
 from loguru import logger
@@ -105,5 +106,10 @@ class RateLimiter:
         return ComponentHealth(HealthState.UP, data=data)
 
     async def close(self) -> None:
+        """Stop the memory storage's expiry timer / close the Redis connection pool."""
         if isinstance(self.storage, MemoryStorage) and self.storage.timer is not None:
             self.storage.timer.cancel()
+        if isinstance(self.storage, RedisStorage):
+            client: Any = getattr(self.storage.bridge, "storage", None)
+            if client is not None:
+                await client.aclose()

@@ -21,7 +21,7 @@ from beamclaw_gateway.auth import require_token
 from beamclaw_gateway.errors import ApiError, UnknownChannelError, UnknownTargetError
 from beamclaw_gateway.openai_models import error_responses
 from beamclaw_gateway.services import GatewayServices
-from beamclaw_tools import ImagePart, TextPart
+from beamclaw_tools import TextPart
 
 router = APIRouter(prefix="/api", tags=["api"], dependencies=[Depends(require_token)])
 
@@ -140,7 +140,7 @@ def _content(message: Message) -> str | list[dict[str, Any]] | None:
     for part in message.content:
         if isinstance(part, TextPart):
             parts.append({"type": "text", "text": part.text})
-        elif isinstance(part, ImagePart):
+        else:
             url = f"data:{part.media_type};base64,{part.data}"
             parts.append({"type": "image_url", "image_url": {"url": url}})
     return parts

@@ -108,6 +108,8 @@ async def _serve(config: BeamclawConfig, host: str, port: int) -> None:
                 lifespan="on",
                 access_log=False,
                 server_header=False,
+                ws_ping_interval=config.gateway.ws.ping_interval_seconds,
+                ws_ping_timeout=config.gateway.ws.ping_interval_seconds,
             )
         )
         print(f"BeamClaw gateway listening on http://{host}:{port} (Ctrl-C to stop)", flush=True)

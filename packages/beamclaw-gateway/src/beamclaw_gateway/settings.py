@@ -100,14 +100,15 @@ class WebSocketSettings(Section):
     """``[gateway.ws]``: the ``/ws`` protocol."""
 
     ping_interval_seconds: float = Field(default=20.0, gt=0)
-    """Protocol-level ping interval; a peer silent for twice as long is disconnected."""
+    """WebSocket protocol-level ping interval; a peer that does not answer a ping within
+    the same time is disconnected."""
     send_buffer: int = Field(default=1024, ge=8)
     """Frames queued per connection; a client that falls this far behind is disconnected
     (its turns continue and are persisted)."""
     auth_timeout_seconds: float = Field(default=10.0, gt=0)
     """Time allowed for the first ``auth`` frame when no Authorization header was sent."""
     dedupe_window: int = Field(default=1024, ge=1)
-    """Client message ids remembered per user for de-duplication."""
+    """How many recent ``(user, message id)`` pairs are remembered to drop duplicates."""
 
 
 class TelegramSettings(Section):

@@ -10,7 +10,7 @@ stops both on exit. ``provider`` is a :class:`Provider` for every agent, a facto
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -33,7 +33,7 @@ def quiet_config() -> BeamclawConfig:
     config.core.maintenance.nightly_hour = None
     config.core.agentic_loop.retry_base_delay_seconds = 0.0
     config.gateway.rate_limit.per_ip = "1000000/minute"
-    config.gateway.rate_limit.per_token = "1000000/minute"
+    config.gateway.rate_limit.per_token = "1000000/minute"  # noqa: S105 - a rate
     return config
 
 
@@ -58,7 +58,7 @@ class LiveGateway:
 async def live_gateway(
     provider: Provider | Callable[[str], Provider] | None = None,
     config: BeamclawConfig | None = None,
-) -> AsyncIterator[LiveGateway]:
+) -> AsyncGenerator[LiveGateway]:
     """Serve a gateway on ``127.0.0.1:<free port>`` for the duration of the block."""
     factory: Callable[[str], Provider] | None
     if provider is None or not isinstance(provider, Provider):
@@ -66,11 +66,19 @@ async def live_gateway(
     else:
         fixed = provider
         factory = lambda _agent: fixed  # noqa: E731 - one provider for every agent
-    runtime = GatewayRuntime(config or quiet_config(), provider_factory=factory)
+    config = config or quiet_config()
+    runtime = GatewayRuntime(config, provider_factory=factory)
     app = create_app(runtime)
     server = uvicorn.Server(
         uvicorn.Config(
-            app, host="127.0.0.1", port=0, lifespan="on", log_level="warning", access_log=False
+            app,
+            host="127.0.0.1",
+            port=0,
+            lifespan="on",
+            log_level="warning",
+            access_log=False,
+            ws_ping_interval=config.gateway.ws.ping_interval_seconds,
+            ws_ping_timeout=config.gateway.ws.ping_interval_seconds,
         )
     )
     task = asyncio.create_task(server.serve())
