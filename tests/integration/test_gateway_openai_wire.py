@@ -32,21 +32,20 @@ async def test_tool_turn_streams_through_the_real_provider_chain() -> None:
                 api_key=Secret(literal="sk-x"),
             )
         }
-        async with live_gateway(None, config) as gw:
-            async with openai.AsyncOpenAI(
-                base_url=f"{gw.base_url}/v1", api_key="unused", max_retries=0
-            ) as client:
-                stream = await client.chat.completions.create(
-                    model="beamclaw/default",
-                    messages=[{"role": "user", "content": "think, then answer"}],
-                    stream=True,
-                    stream_options={"include_usage": True},
-                )
-                chunks = [c async for c in stream]
-                second = await client.chat.completions.create(
-                    model="beamclaw/default",
-                    messages=[{"role": "user", "content": "and again"}],
-                )
+        async with live_gateway(None, config) as gw, openai.AsyncOpenAI(
+            base_url=f"{gw.base_url}/v1", api_key="unused", max_retries=0
+        ) as client:
+            stream = await client.chat.completions.create(
+                model="beamclaw/default",
+                messages=[{"role": "user", "content": "think, then answer"}],
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+            chunks = [c async for c in stream]
+            second = await client.chat.completions.create(
+                model="beamclaw/default",
+                messages=[{"role": "user", "content": "and again"}],
+            )
         requests = fake.requests
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text.endswith("The answer, streamed.")
