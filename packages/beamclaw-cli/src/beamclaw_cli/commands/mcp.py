@@ -1,16 +1,22 @@
-"""``beamclaw mcp list|tools|call``: inspect and exercise the configured MCP servers.
+"""``beamclaw mcp list|tools|call|serve``: the MCP servers BeamClaw uses, and BeamClaw as one.
 
 ``mcp list`` shows the live status from a running gateway (its ``/health``) when one is
 reachable; otherwise — and always for ``tools`` and ``call`` — the configured servers are
 started right here from ``[mcp]`` (only the one asked for, when a server is named), given
 ``--wait`` seconds to connect, used, and stopped. Exit code 1 when a call fails or the
 tool reports an error.
+
+``mcp serve`` runs the whole agent system in this process and exposes its conversations
+and approvals as an MCP server: on stdin/stdout by default, or over streamable HTTP
+(``--http``, path ``/mcp``; loopback only unless ``--token-env`` names the variable that
+holds a bearer token). It holds the home lock, like ``beamclaw serve``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -95,7 +101,9 @@ def _print_statuses(rows: list[dict[str, Any]], source: str, as_json: bool) -> N
 
 def register(app: typer.Typer) -> None:
     group = typer.Typer(
-        name="mcp", help="Inspect and call the configured MCP servers.", no_args_is_help=True
+        name="mcp",
+        help="Inspect and call the configured MCP servers; serve BeamClaw over MCP.",
+        no_args_is_help=True,
     )
     app.add_typer(group, name="mcp")
 
@@ -179,3 +187,34 @@ def register(app: typer.Typer) -> None:
             print(output.content)
         if output.is_error:
             raise typer.Exit(1)
+
+    @group.command("serve")
+    def serve_command(
+        config: Path | None = _CONFIG_OPTION,
+        http: bool = typer.Option(False, "--http", help="Streamable HTTP instead of stdio."),
+        host: str = typer.Option("127.0.0.1", "--host", help="HTTP bind address."),
+        port: int = typer.Option(18801, "--port", help="HTTP port."),
+        token_env: str | None = typer.Option(
+            None, "--token-env", help="Environment variable holding the HTTP bearer token."
+        ),
+    ) -> None:
+        """Serve BeamClaw's conversations and approvals to MCP clients (stdio by default)."""
+        from beamclaw_cli.daemon import home_lock
+        from beamclaw_gateway.mcp_serve import run_mcp_server
+        from beamclaw_obs import beamclaw_home, ensure_home
+
+        token: str | None = None
+        if token_env is not None:
+            token = os.environ.get(token_env) or None
+            if token is None:
+                raise UsageError(f"--token-env {token_env}: the variable is not set or empty")
+        if token is not None and not http:
+            raise UsageError("--token-env only applies to --http")
+        cfg = load_config(config).settings
+        home = ensure_home(beamclaw_home())
+        with home_lock(home):
+            if http:
+                typer.echo(f"BeamClaw MCP server on http://{host}:{port}/mcp", err=True)
+            asyncio.run(
+                run_mcp_server(cfg, http=http, host=host, port=port, token=token, home=home)
+            )

@@ -1,0 +1,116 @@
+"""``beamclaw mcp serve`` driven by the official MCP SDK client over stdio.
+
+The real command runs the whole agent system in a child process (database, tools, core,
+the configured OpenAI-compatible provider chain) against the fake OpenAI server over real
+HTTP. The client sends a message and gets the scripted answer, then sends one that needs
+an approval, lists it, approves it, and reads the answer of the resumed turn.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import mcp.types as mt
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+from beamclaw_core.testing import FakeOpenAIServer, FakeReply, FakeToolCall
+
+BEAMCLAW = Path(sys.executable).with_name("beamclaw")
+
+
+def _data(result: mt.CallToolResult) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    if result.structured_content is not None:
+        return dict(result.structured_content)
+    first = result.content[0]
+    assert isinstance(first, mt.TextContent)
+    return json.loads(first.text)
+
+
+def _config(path: Path, base_url: str) -> Path:
+    path.write_text(
+        f"""
+[core]
+default_provider = "fake"
+autonomy_level = "supervised"
+[core.providers.fake]
+kind = "openai"
+base_url = "{base_url}"
+model = "fake-model"
+[core.queue]
+debounce_ms = 0
+[obs]
+log_level = "WARNING"
+""",
+        encoding="utf-8",
+    )
+    return path
+
+
+async def test_mcp_serve_over_stdio_sends_and_answers_approvals(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    script = [
+        FakeReply("Hello from BeamClaw."),
+        FakeReply(tool_calls=(FakeToolCall("write_file", {"path": "note.txt", "content": "hi"}),)),
+        FakeReply("Saved the note."),
+    ]
+    async with FakeOpenAIServer(script) as fake:
+        config = _config(tmp_path / "beamclaw.toml", fake.base_url)
+        env = {**os.environ, "BEAMCLAW_HOME": str(home), "BEAMCLAW_CONFIG": str(config)}
+        params = StdioServerParameters(command=str(BEAMCLAW), args=["mcp", "serve"], env=env)
+        async with (
+            stdio_client(params) as (read, write),
+            ClientSession(read, write, read_timeout_seconds=60) as session,
+        ):
+            await session.initialize()
+            sent = _data(await session.call_tool("send_message", {"text": "Hi there"}))
+            assert sent["state"] == "idle"
+            assert sent["answer"] == "Hello from BeamClaw."
+            cid = sent["conversation_id"]
+
+            waiting = _data(
+                await session.call_tool(
+                    "send_message", {"text": "Write a note", "conversation_id": cid}
+                )
+            )
+            assert waiting["state"] == "awaiting_approval"
+            pending = _data(await session.call_tool("list_pending_approvals", {}))["approvals"]
+            assert [(a["tool"], a["conversation_id"]) for a in pending] == [("write_file", cid)]
+            assert pending[0]["arguments"] == {"path": "note.txt", "content": "hi"}
+            assert waiting["pending_approvals"] == [pending[0]["id"]]
+
+            outcome = _data(
+                await session.call_tool(
+                    "respond_to_approval", {"approval_id": pending[0]["id"], "approve": True}
+                )
+            )
+            assert outcome == {
+                "id": pending[0]["id"],
+                "approved": True,
+                "conversation_id": cid,
+                "state": "idle",
+            }
+            assert _data(await session.call_tool("list_pending_approvals", {}))["approvals"] == []
+            messages = _data(await session.call_tool("read_messages", {"conversation_id": cid}))
+            roles = [(m["role"], m["content"]) for m in messages["messages"]]
+            assert roles[0] == ("user", "Hi there")
+            assert roles[-1] == ("assistant", "Saved the note.")
+            assert [r for r, _ in roles] == [
+                "user",
+                "assistant",
+                "user",
+                "assistant",
+                "tool",
+                "assistant",
+            ]
+            convs = _data(await session.call_tool("list_conversations", {}))["conversations"]
+            assert [(c["id"], c["message_count"]) for c in convs] == [(cid, 6)]
+    assert (home / "agents" / "default" / "note.txt").read_text(encoding="utf-8") == "hi"
+    # the approved tool's result went back to the model right after its call
+    third = fake.requests[2].body["messages"]
+    assert third[-1]["role"] == "tool"
+    assert third[-2]["tool_calls"][0]["function"]["name"] == "write_file"
