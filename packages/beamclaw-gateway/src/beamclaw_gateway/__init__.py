@@ -13,6 +13,8 @@ from beamclaw_gateway.errors import (
     UnknownChannelError,
     UnknownTargetError,
 )
+from beamclaw_gateway.mcp_backend import CoreConversationBackend
+from beamclaw_gateway.mcp_serve import run_mcp_server
 from beamclaw_gateway.ratelimit import RateDecision, RateLimiter
 from beamclaw_gateway.runtime import GatewayRuntime
 from beamclaw_gateway.server import check_bind_policy, is_loopback, serve
@@ -35,6 +37,7 @@ __all__ = [
     "BeamclawGatewayError",
     "Channel",
     "ChannelRegistry",
+    "CoreConversationBackend",
     "GatewayConfigError",
     "GatewayNotStartedError",
     "GatewayRuntime",
@@ -55,5 +58,6 @@ __all__ = [
     "effective_port",
     "is_loopback",
     "load_config",
+    "run_mcp_server",
     "serve",
 ]

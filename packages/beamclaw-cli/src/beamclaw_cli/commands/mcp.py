@@ -200,7 +200,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Serve BeamClaw's conversations and approvals to MCP clients (stdio by default)."""
         from beamclaw_cli.daemon import home_lock
-        from beamclaw_gateway.mcp_serve import run_mcp_server
+        from beamclaw_gateway import run_mcp_server
         from beamclaw_obs import beamclaw_home, ensure_home
 
         token: str | None = None
