@@ -18,11 +18,9 @@ stalls another.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from loguru import logger
@@ -35,6 +33,7 @@ from beamclaw_core.sessions.bus import Subscription, TurnHandle
 from beamclaw_core.sessions.lane import SessionInfo, SessionLane
 from beamclaw_core.sessions.maintenance import Maintenance
 from beamclaw_core.sessions.memory_context import AutoContext, TranscriptIndexer
+from beamclaw_core.sessions.prompts import StaticPrompt, TurnPrompt, WorkspacePrompt
 from beamclaw_core.sessions.runs import SessionAddress
 from beamclaw_core.sessions.runtime import ProviderFactory, Runtime, SystemPromptSource
 from beamclaw_core.settings import CoreSettings
@@ -42,91 +41,10 @@ from beamclaw_core.store import ConversationStore, derive_session_id
 from beamclaw_core.subagents import SubAgentRunner
 from beamclaw_memory import Database, MemoryService, MemorySettings
 from beamclaw_obs import Backoff, ChildSpec, EventType, Restart, Supervisor, emit
-from beamclaw_tools import ContentPart, SessionRef, ToolPolicy, ToolRegistry
+from beamclaw_tools import ContentPart, ToolPolicy, ToolRegistry
 
 STOP_INDEXING_SECONDS = 10.0
 """How long :meth:`Core.stop` waits for background transcript indexing."""
-
-
-class WorkspacePrompt:
-    """The default system prompt: the agent's workspace files and skills.
-
-    Sections in order (docs/workspaces.md): the bootstrap files, the skills section
-    (skills discovered bundled → global → per-agent, only the eligible ones, the best
-    match of the latest user message promoted to full content, ``{baseDir}`` replaced —
-    docs/skills.md), the ``[user:environment]`` block in ``timezone``, the daily logs of
-    yesterday and today, then MEMORY.md. Files are read in a worker thread.
-    """
-
-    def __init__(self, timezone: str | None = None, *, skills: bool = True) -> None:
-        self.timezone = timezone
-        self.skills = skills
-
-    async def __call__(
-        self,
-        session: SessionRef,
-        last_activity_at: float | None,
-        latest_user_message: str | None = None,
-    ) -> list[Message]:
-        last = datetime.fromtimestamp(last_activity_at, UTC) if last_activity_at else None
-        return await asyncio.to_thread(
-            self.build, session.agent_id, datetime.now(UTC), last, latest_user_message
-        )
-
-    def build(
-        self,
-        agent_id: str,
-        now: datetime,
-        last_message_at: datetime | None,
-        latest_user_message: str | None,
-    ) -> list[Message]:
-        """The prompt's messages (one per section), synchronously."""
-        from beamclaw_core.workspace import build_system_prompt
-
-        skills = skills_section_text(agent_id, latest_user_message) if self.skills else None
-        prompt = build_system_prompt(
-            agent_id,
-            now=now,
-            last_message_at=last_message_at,
-            timezone=self.timezone,
-            skills_section=skills,
-        )
-        return list(prompt.as_messages())
-
-
-def skills_section_text(agent_id: str, latest_user_message: str | None) -> str:
-    """The skills section of ``agent_id``'s prompt (empty when no skill is eligible)."""
-    from beamclaw_core.skills import build_skills_section, discover_skills, eligible_skills
-
-    found = discover_skills(agent_id)
-    eligible, _refused = eligible_skills(found.skills)
-    return build_skills_section(eligible, latest_user_message).text
-
-
-class StaticPrompt:
-    """A fixed system prompt (embedding without agent workspaces)."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    async def __call__(
-        self,
-        session: SessionRef,
-        last_activity_at: float | None,
-        latest_user_message: str | None = None,
-    ) -> list[Message]:
-        return [Message.system(self.text)] if self.text else []
-
-
-def _takes_latest_message(source: Any) -> bool:
-    """Whether ``source`` accepts ``latest_user_message`` (older sources take two args)."""
-    try:
-        params = inspect.signature(source).parameters
-    except (TypeError, ValueError):
-        return True
-    return "latest_user_message" in params or any(
-        p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,42 +56,6 @@ class PendingApprovalInfo:
     agent_id: str
     tool: str
     args: dict[str, Any] = field(default_factory=dict[str, Any])
-
-
-class _TurnPrompt:
-    """The prompt source lanes call: the configured one, fed the turn's user message,
-    plus the memory auto-context message. Only the LLM view sees its output."""
-
-    def __init__(
-        self,
-        core: Core,
-        source: SystemPromptSource,
-        auto_context: AutoContext | None,
-    ) -> None:
-        self.core = core
-        self.source = source
-        self.pass_latest = _takes_latest_message(source)
-        self.auto_context = auto_context
-
-    async def __call__(
-        self,
-        session: SessionRef,
-        last_activity_at: float | None,
-        latest_user_message: str | None = None,
-    ) -> list[Message]:
-        key: Hashable = latest_user_message
-        text = latest_user_message
-        if text is None:
-            key, text = await self.core._latest_user_message(session.session_id)  # pyright: ignore[reportPrivateUsage]
-        if self.pass_latest:
-            messages = list(await self.source(session, last_activity_at, text))
-        else:
-            messages = list(await self.source(session, last_activity_at))
-        if self.auto_context is not None and text is not None:
-            extra = await self.auto_context.message(session.session_id, session.agent_id, key, text)
-            if extra is not None:
-                messages.append(extra)
-        return messages
 
 
 class Core:
@@ -198,7 +80,9 @@ class Core:
         )
         self._auto_context = auto_context
         self._indexer = TranscriptIndexer(runtime.store, memory) if memory is not None else None
-        runtime.system_prompt = _TurnPrompt(self, runtime.system_prompt, auto_context)
+        runtime.system_prompt = TurnPrompt(
+            runtime.system_prompt, self._latest_user_message, auto_context
+        )
         self._user_on_effect = runtime.on_effect
         runtime.on_effect = self._on_effect
         self._lanes: dict[str, SessionLane] = {}

@@ -252,3 +252,24 @@ async def test_indexing_failures_never_fail_the_turn(make_core: Callable[..., Co
 async def test_static_prompt_accepts_the_latest_message() -> None:
     session = SessionRef(session_id="s", agent_id="default")
     assert (await StaticPrompt("x")(session, time.time(), "hello"))[0].text == "x"
+
+
+async def test_changed_added_and_removed_skills_are_seen_at_the_next_request() -> None:
+    create_agent("default")
+    session = SessionRef(session_id="s", agent_id="default")
+    prompt = WorkspacePrompt()
+
+    async def skills_text() -> str:
+        messages = await prompt(session, None, "weather please")
+        return next(m.text for m in messages if m.meta.get("kind") == "skills")
+
+    assert "weather" not in await skills_text()
+    skill_dir = _write_skill()
+    assert "wx.sh" in await skills_text()
+    (skill_dir / "SKILL.md").write_text(
+        WEATHER_SKILL.replace("to get the forecast", "for a much longer forecast"),
+        encoding="utf-8",
+    )
+    assert "for a much longer forecast" in await skills_text()
+    (skill_dir / "SKILL.md").unlink()
+    assert "weather" not in await skills_text()
