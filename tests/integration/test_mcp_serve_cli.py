@@ -8,14 +8,19 @@ an approval, lists it, approves it, and reads the answer of the resumed turn.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import signal
+import socket
 import sys
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import mcp.types as mt
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 from beamclaw_core.testing import FakeOpenAIServer, FakeReply, FakeToolCall
 
@@ -114,3 +119,57 @@ async def test_mcp_serve_over_stdio_sends_and_answers_approvals(tmp_path: Path) 
     third = fake.requests[2].body["messages"]
     assert third[-1]["role"] == "tool"
     assert third[-2]["tool_calls"][0]["function"]["name"] == "write_file"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_mcp_serve_over_http_requires_its_token(tmp_path: Path) -> None:
+    port = _free_port()
+    async with FakeOpenAIServer([FakeReply("Hello over HTTP.")]) as fake:
+        config = _config(tmp_path / "beamclaw.toml", fake.base_url)
+        env = {
+            **os.environ,
+            "BEAMCLAW_HOME": str(tmp_path / "home"),
+            "BEAMCLAW_CONFIG": str(config),
+            "MCP_TOKEN": "t0ken-for-tests",
+        }
+        log = tmp_path / "serve.stderr"
+        stderr = log.open("wb")
+        proc = await asyncio.create_subprocess_exec(
+            str(BEAMCLAW),
+            *("mcp", "serve", "--http", "--port", str(port), "--token-env", "MCP_TOKEN"),
+            env=env,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=stderr,
+        )
+        url = f"http://127.0.0.1:{port}/mcp"
+        try:
+            async with httpx2.AsyncClient() as anonymous:
+                async with asyncio.timeout(60):
+                    while True:
+                        try:
+                            refused = await anonymous.post(url, json={"jsonrpc": "2.0", "id": 1})
+                            break
+                        except httpx2.TransportError:
+                            assert proc.returncode is None, log.read_text(errors="replace")
+                            await asyncio.sleep(0.05)
+            assert refused.status_code == 401
+            headers = {"Authorization": "Bearer t0ken-for-tests"}
+            async with (
+                httpx2.AsyncClient(headers=headers) as client,
+                streamable_http_client(url, http_client=client) as (read, write),
+                ClientSession(read, write, read_timeout_seconds=60) as session,
+            ):
+                await session.initialize()
+                sent = _data(await session.call_tool("send_message", {"text": "Hi"}))
+                assert (sent["state"], sent["answer"]) == ("idle", "Hello over HTTP.")
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            async with asyncio.timeout(30):
+                code = await proc.wait()
+            stderr.close()
+        assert code == 0, log.read_text(errors="replace")
