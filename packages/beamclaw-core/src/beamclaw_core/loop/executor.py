@@ -3,7 +3,12 @@
 Invariants:
 
 * The new state and the messages of a transition are committed in one transaction
-  *before* any other effect of that transition runs.
+  *before* any other effect of that transition runs. A transition that appends nothing
+  and leaves the state's :func:`~beamclaw_core.loop.states.recovery_form` unchanged
+  (the first streamed chunk, the LLM request after measuring the context, a retry
+  timer) is not committed: a restart would recover it identically from what is stored.
+  A tool step therefore costs two commits: the assistant message with ``ToolExecuting``,
+  then the tool result with ``AwaitingLlm``.
 * At most one operation (LLM call, tool, compaction, retry or approval timer) is in
   flight; its outcome — result, exception or timeout — always comes back as an event.
 * Cancelling an operation bumps a generation counter: an event of the old operation that
@@ -37,7 +42,7 @@ from beamclaw_core.loop.inputs import (
 )
 from beamclaw_core.loop.llm_call import provider_failure, stream_llm
 from beamclaw_core.loop.machine import transition
-from beamclaw_core.loop.states import State, is_busy
+from beamclaw_core.loop.states import State, is_busy, recovery_form
 from beamclaw_core.loop.turn_events import TurnEvent
 from beamclaw_core.messages import Message
 from beamclaw_core.providers import Provider, estimate_prompt_tokens
@@ -82,6 +87,8 @@ class LoopDeps:
     compact: Callable[[Literal["threshold", "overflow"], int], Awaitable[CompactionDone]]
     allow_tool: Callable[[str], None]
     clock: Callable[[], float]
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    """Timer of retries, approval timeouts and the turn deadline (virtual time in tests)."""
     tools: ToolRegistry | None = None
     tool_policy: ToolPolicy | None = None
     extra_tools: tuple[ToolDef, ...] = ()
@@ -140,7 +147,11 @@ class TurnExecutor:
             logger.debug("{}: dropped {}", self.ctx.conversation_id, e)
             return
         new_messages = [e.message for e in result.effects if isinstance(e, fx.PersistMessage)]
-        if new_messages or result.new_state != self.state or consumed_runs:
+        if (
+            new_messages
+            or consumed_runs
+            or recovery_form(result.new_state) != recovery_form(self.state)
+        ):
             await self.deps.store.commit(
                 self.ctx.conversation_id,
                 result.new_state,
@@ -234,7 +245,7 @@ class TurnExecutor:
 
     async def _after(self, delay: float, event: Input, *, op: bool = False) -> None:
         generation = self._generation
-        await asyncio.sleep(delay)
+        await self.deps.sleep(delay)
         self._inbox.put_nowait((generation if op else None, event))
 
     async def _request(self) -> tuple[list[Message], tuple[ToolDef, ...]]:

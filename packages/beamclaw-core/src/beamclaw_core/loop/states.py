@@ -178,6 +178,22 @@ def is_busy(state: State) -> bool:
     return not isinstance(state, Idle | Error)
 
 
+def recovery_form(state: State) -> State:
+    """What recovery needs of ``state``: the state a restart must find persisted.
+
+    After a crash or restart every state with an LLM operation in flight (``AwaitingLlm``,
+    ``Compacting``, ``LlmRequesting`` in any attempt, streaming or waiting for a retry) is
+    recovered the same way from its :class:`Turn` alone (the turn resumes with a fresh
+    context measurement), so they all map to ``AwaitingLlm(turn)``. Every other state is
+    its own recovery form. The executor skips the database commit of a transition that
+    appends no message and leaves this form unchanged (a property test checks that
+    recovering from the form equals recovering from the state).
+    """
+    if isinstance(state, Compacting | LlmRequesting):
+        return AwaitingLlm(turn=state.turn)
+    return state
+
+
 def state_to_json(state: State) -> dict[str, object]:
     """The JSON form stored in ``conversations.state_data``."""
     return state.model_dump(mode="json")

@@ -13,11 +13,12 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from beamclaw_core.loop.states import Idle, State, state_from_json, state_to_json
@@ -29,6 +30,9 @@ MESSAGE = "message"
 SUMMARY = "summary"
 RESET = "reset"
 _QUIET_STATES = ("idle", "error")
+
+_Row = tuple[str, Message | None, dict[str, Any] | None]
+"""One row to append: (kind, message or None, marker data or None)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +98,15 @@ class ConversationStore:
 
     def __init__(self, database: Database) -> None:
         self.db = database
+        self._last_seq: dict[str, int] = {}
+        """Last committed ``seq`` per conversation: saves a ``SELECT max(seq)`` per append.
+
+        Only a hint. It is updated after a transaction commits, dropped when a
+        conversation is deleted, and a stale value (another process appended, or a
+        commit whose outcome was lost to a cancellation) surfaces as a unique-key
+        violation on ``(conversation_id, seq)``, after which the transaction is redone
+        once with the value read from the database.
+        """
 
     # ------------------------------------------------------------ conversations
 
@@ -170,6 +183,8 @@ class ConversationStore:
         return result.rowcount > 0
 
     async def _delete_tree(self, conn: AsyncConnection, ids: Sequence[str]) -> None:
+        for conversation_id in ids:
+            self._last_seq.pop(conversation_id, None)
         # Explicit children-first delete: cascades are not relied upon (SQLite may have
         # foreign keys off on connections created outside Database).
         children = [
@@ -216,20 +231,22 @@ class ConversationStore:
     ) -> list[int]:
         """Atomically: append ``new_messages``, store ``state``, drop ``consumed_runs``.
 
-        Returns the sequence numbers given to the messages.
+        One transaction of at most three statements (the message INSERT, the state
+        UPDATE, the pending-run DELETE). Returns the sequence numbers given to the
+        messages.
         """
-        async with self.db.engine.begin() as conn:
-            seqs = await self._append(
-                conn, conversation_id, [(MESSAGE, m, None) for m in new_messages], now
-            )
-            values: dict[str, Any] = {
-                "state": state.kind,
-                "state_data": state_to_json(state),
-                "state_updated_at": now,
-                "updated_at": now,
-            }
-            if activity:
-                values["last_activity_at"] = now
+        rows: list[_Row] = [(MESSAGE, m, None) for m in new_messages]
+        values: dict[str, Any] = {
+            "state": state.kind,
+            "state_data": state_to_json(state),
+            "state_updated_at": now,
+            "updated_at": now,
+        }
+        if activity:
+            values["last_activity_at"] = now
+
+        async def write(conn: AsyncConnection) -> list[int]:
+            seqs = await self._append(conn, conversation_id, rows, now)
             await conn.execute(
                 conversations.update().where(conversations.c.id == conversation_id).values(**values)
             )
@@ -237,32 +254,57 @@ class ConversationStore:
                 await conn.execute(
                     pending_runs.delete().where(pending_runs.c.id.in_(list(consumed_runs)))
                 )
-        return seqs
+            return seqs
+
+        return await self._transaction(conversation_id, write)
+
+    async def _transaction(
+        self, conversation_id: str, write: Callable[[AsyncConnection], Awaitable[list[int]]]
+    ) -> list[int]:
+        """Run ``write`` in one transaction; redo it once if the cached ``seq`` was stale."""
+        for attempt in (1, 2):
+            try:
+                async with self.db.engine.begin() as conn:
+                    seqs = await write(conn)
+            except IntegrityError:
+                if attempt == 2 or self._last_seq.pop(conversation_id, None) is None:
+                    raise
+                continue
+            if seqs:
+                self._last_seq[conversation_id] = seqs[-1]
+            return seqs
+        raise AssertionError("unreachable")
 
     async def append_marker(
         self, conversation_id: str, kind: str, data: dict[str, Any], *, now: float
     ) -> int:
         """Append a ``summary`` or ``reset`` marker row; returns its sequence number."""
-        async with self.db.engine.begin() as conn:
-            return (await self._append(conn, conversation_id, [(kind, None, data)], now))[0]
+        rows: list[_Row] = [(kind, None, data)]
+
+        async def write(conn: AsyncConnection) -> list[int]:
+            return await self._append(conn, conversation_id, rows, now)
+
+        return (await self._transaction(conversation_id, write))[0]
 
     async def _append(
         self,
         conn: AsyncConnection,
         conversation_id: str,
-        rows: Sequence[tuple[str, Message | None, dict[str, Any] | None]],
+        rows: Sequence[_Row],
         now: float,
     ) -> list[int]:
         if not rows:
             return []
-        last = (
-            await conn.execute(
-                sa.select(sa.func.max(messages.c.seq)).where(
-                    messages.c.conversation_id == conversation_id
+        seq = self._last_seq.get(conversation_id)
+        if seq is None:
+            last = (
+                await conn.execute(
+                    sa.select(sa.func.max(messages.c.seq)).where(
+                        messages.c.conversation_id == conversation_id
+                    )
                 )
-            )
-        ).scalar()
-        seq = int(last or 0)
+            ).scalar()
+            seq = int(last or 0)
         values: list[dict[str, Any]] = []
         for kind, message, data in rows:
             seq += 1
