@@ -28,6 +28,7 @@ from beamclaw_core.loop.history import history_problems
 from beamclaw_core.loop.states import (
     AwaitingLlm,
     Cancelling,
+    Compacting,
     Error,
     Idle,
     LlmRequesting,
@@ -35,10 +36,11 @@ from beamclaw_core.loop.states import (
     ToolExecuting,
     Turn,
     is_busy,
+    recovery_form,
     state_from_json,
     state_to_json,
 )
-from beamclaw_core.loop.turn_events import TurnEvent
+from beamclaw_core.loop.turn_events import Retrying, TurnEvent
 from beamclaw_core.messages import Message, Usage
 from beamclaw_core.providers.base import ErrorKind
 from beamclaw_tools import Autonomy, ToolCall, ToolResult
@@ -71,11 +73,17 @@ class World:
     executed: list[str] = field(default_factory=list)
     llm_calls: int = 0
     attempts_seen: list[int] = field(default_factory=list)
+    persisted: State = field(default_factory=Idle)
+    """The state as the executor commits it: only when a transition appends messages or
+    changes the state's recovery form. A restart resumes from this, not from ``state``."""
 
     def apply(self, event: ev.Input) -> Transition:
         result = transition(self.state, self.ctx, event)
         again = transition(self.state, self.ctx, event)
         assert again == result, "transition must be deterministic"
+        appends = any(isinstance(e, fx.PersistMessage) for e in result.effects)
+        if appends or recovery_form(result.new_state) != recovery_form(self.state):
+            self.persisted = result.new_state
         self.state = result.new_state
         assert state_from_json(state_to_json(self.state)) == self.state
         for e in result.effects:
@@ -179,6 +187,7 @@ def run_turn(data: st.DataObject, world: World, turn_no: int) -> None:
         if disruption == 2:
             resume = data.draw(st.booleans(), label="resume")
             world.outstanding.clear()
+            world.state = world.persisted  # the restarted loop reads what was committed
             world.apply(ev.Interrupted("loop restarted", resume))
             continue
         if not world.outstanding:
@@ -296,3 +305,53 @@ def test_error_recovers_on_next_message() -> None:
         ev.UserMessage("t2", Message.user("x"), 1.0),
     )
     assert isinstance(result.new_state, AwaitingLlm)
+
+
+TURNS = st.builds(
+    Turn,
+    turn_id=st.sampled_from(["t1", "t2"]),
+    started_at=st.floats(0, 10),
+    iterations=st.integers(0, 3),
+    text=st.sampled_from(["", "so far"]),
+    overflow_compacted=st.booleans(),
+)
+INFLIGHT = st.one_of(
+    st.builds(AwaitingLlm, turn=TURNS),
+    st.builds(
+        Compacting,
+        turn=TURNS,
+        reason=st.sampled_from(["threshold", "overflow"]),
+        attempt=st.integers(1, 3),
+    ),
+    st.builds(
+        LlmRequesting,
+        turn=TURNS,
+        attempt=st.integers(1, 3),
+        waiting_retry=st.booleans(),
+        streamed=st.booleans(),
+    ),
+)
+
+
+@given(INFLIGHT, st.booleans())
+def test_recovery_from_the_recovery_form_is_recovery_from_the_state(
+    state: State, resume: bool
+) -> None:
+    """Why the executor may skip commits that leave the recovery form unchanged."""
+    ctx = ctx_for(Autonomy.FULL)
+    event = ev.Interrupted("loop restarted", resume)
+    assert transition(recovery_form(state), ctx, event) == transition(state, ctx, event)
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_retry_after_streamed_text_tells_clients_to_discard_it(streamed: bool) -> None:
+    ctx = ctx_for(Autonomy.FULL)
+    state: State = LlmRequesting(turn=Turn(turn_id="t", started_at=0))
+    if streamed:
+        state = transition(state, ctx, ev.LlmChunk("partial ")).new_state
+    result = transition(state, ctx, ev.LlmError(ErrorKind.NETWORK, "502"))
+    (retrying,) = [e.event for e in result.effects if isinstance(e, fx.NotifyClient)]
+    assert isinstance(retrying, Retrying)
+    assert retrying.discard_partial is streamed
+    again = transition(result.new_state, ctx, ev.RetryTimer(2)).new_state
+    assert isinstance(again, LlmRequesting) and not again.streamed

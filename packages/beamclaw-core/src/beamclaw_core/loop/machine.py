@@ -268,7 +268,13 @@ def _llm_error(state: LlmRequesting, ctx: LoopContext, ev: LlmError) -> Transiti
                 ScheduleRetry(delay, nxt),
                 NotifyClient(
                     Retrying(
-                        ctx.conversation_id, turn.turn_id, nxt, delay, ev.kind.value, ev.message
+                        ctx.conversation_id,
+                        turn.turn_id,
+                        nxt,
+                        delay,
+                        ev.kind.value,
+                        ev.message,
+                        discard_partial=state.streamed,
                     )
                 ),
             ),

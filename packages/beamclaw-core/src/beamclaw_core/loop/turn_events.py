@@ -97,13 +97,19 @@ class ApprovalResolved(TurnEvent):
 
 @dataclass(frozen=True, slots=True)
 class Retrying(TurnEvent):
-    """The LLM call failed with a retryable error; attempt ``attempt`` follows in ``delay``."""
+    """The LLM call failed with a retryable error; attempt ``attempt`` follows in ``delay``.
+
+    ``discard_partial`` is True when the failed call had already streamed text: that
+    text (every ``TextChunk`` since the last event of another type) was a draft that
+    will not be part of the answer, and the retry streams its own. Renderers drop it.
+    """
 
     type: ClassVar[str] = "retrying"
     attempt: int = 2
     delay: float = 0.0
     error_kind: str = ""
     message: str = ""
+    discard_partial: bool = False
 
 
 @dataclass(frozen=True, slots=True)
