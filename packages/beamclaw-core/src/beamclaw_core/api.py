@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,6 +108,7 @@ class Core:
         compaction_provider: Provider | None = None,
         system_prompt: SystemPromptSource | str | None = None,
         clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         on_effect: Callable[[fx.Effect], None] | None = None,
         subscriber_buffer: int = 1024,
         memory: MemoryService | None = None,
@@ -125,6 +126,8 @@ class Core:
             system_prompt: a text, a :class:`SystemPromptSource`, or None for the agent's
                 workspace files.
             clock: wall clock (epoch seconds), for tests.
+            sleep: the timer behind debounces, retries, approval timeouts and turn
+                deadlines; pass a virtual-time sleep together with ``clock`` in tests.
             on_effect: tracing/fault-injection seam called before every effect.
             subscriber_buffer: events buffered per subscriber before it is dropped.
             memory: the agents' memory. Finished turns' transcripts are indexed into it
@@ -157,6 +160,7 @@ class Core:
             provider_for=factory,
             system_prompt=prompt,
             clock=clock,
+            sleep=sleep,
             compaction_provider=compaction_provider,
             tools=tools,
             tool_policy_for=tool_policy or (lambda _a: None),

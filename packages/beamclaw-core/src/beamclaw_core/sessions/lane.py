@@ -93,6 +93,8 @@ class SessionLane:
         self._handles: dict[str, TurnHandle] = {}
         self._aliases: dict[str, str] = {}
         self._wake = asyncio.Event()
+        self._enqueued = asyncio.Event()
+        self._positions: dict[str, int] = {}
         self._turn_lock = asyncio.Lock()
         self._last_enqueue = 0.0
 
@@ -160,8 +162,11 @@ class SessionLane:
         queue_cfg = self.rt.settings.queue
         if busy and queue_cfg.mode == "interrupt" and self.executor is not None:
             self.executor.post(Cancel("Interrupted by a newer message"))
+        dropped = False
         while len(self.queue) >= queue_cfg.cap:
             oldest = self.queue.popleft()
+            self._positions.pop(oldest.id, None)
+            dropped = True
             await self.rt.store.drop_runs([oldest.id])
             emit(EventType.QUEUE_DROPPED, session_id=self.id, run_id=oldest.id)
             self.publish(
@@ -173,14 +178,31 @@ class SessionLane:
                     ),
                 )
             )
+        if dropped:
+            self._announce_positions()
         await self.rt.store.enqueue(self.id, run.id, run.payload(), now=now)
         self.queue.append(run)
         self._last_enqueue = now
+        self._enqueued.set()
         if busy:
             emit(EventType.QUEUE_ENQUEUED, session_id=self.id, position=len(self.queue))
-            self.publish(Queued(self.id, run.id, position=len(self.queue)))
+            self._announce_positions()
         self._wake.set()
         return handle
+
+    def _announce_positions(self) -> None:
+        """Tell every waiting sender its place in the queue whenever it changed.
+
+        A run is told ``Queued(position)`` when it arrives behind a turn and again each
+        time the queue moves (a run ahead of it started or was dropped), so a channel's
+        "3rd in line" never goes stale. Position 1 = next to run.
+        """
+        for position, run in enumerate(self.queue, start=1):
+            told = self._positions.get(run.id)
+            if told == position or (told is None and not run.queued_behind):
+                continue
+            self._positions[run.id] = position
+            self.publish(Queued(self.id, run.id, position=position))
 
     async def restore_queue(self) -> None:
         """Reload runs persisted before a restart (they resume in order)."""
@@ -192,6 +214,8 @@ class SessionLane:
     async def clear_queue(self, reason: str) -> int:
         runs = list(self.queue)
         self.queue.clear()
+        self._positions.clear()
+        self._enqueued.set()  # ends a collect debounce waiting on these runs
         await self.rt.store.drop_runs([r.id for r in runs])
         for r in runs:
             self.publish(Dropped(self.id, r.id, reason=reason))
@@ -247,16 +271,36 @@ class SessionLane:
     async def _take(self) -> list[PendingRun]:
         cfg = self.rt.settings.queue
         if cfg.mode != "collect":
-            return [self.queue.popleft()]
+            run = self.queue.popleft()
+            self._positions.pop(run.id, None)
+            self._announce_positions()
+            return [run]
         if any(r.queued_behind for r in self.queue) and cfg.debounce_ms > 0:
-            while True:
-                wait = self._last_enqueue + cfg.debounce_ms / 1000 - self.rt.clock()
-                if wait <= 0:
-                    break
-                await asyncio.sleep(wait)
+            await self._debounce(cfg.debounce_ms / 1000)
         runs = list(self.queue)
         self.queue.clear()
+        self._positions.clear()
         return runs
+
+    async def _debounce(self, window: float) -> None:
+        """Collect mode: wait until ``window`` seconds pass without a new message.
+
+        Uses the runtime's clock and sleep (virtual time in tests). A message arriving
+        meanwhile restarts the window; ``/stop`` emptying the queue ends the wait.
+        """
+        while self.queue:
+            wait = self._last_enqueue + window - self.rt.clock()
+            if wait <= 0:
+                return
+            self._enqueued.clear()
+            sleeper = asyncio.ensure_future(self.rt.sleep(wait))
+            arrival = asyncio.ensure_future(self._enqueued.wait())
+            try:
+                await asyncio.wait((sleeper, arrival), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for task in (sleeper, arrival):
+                    task.cancel()
+                await asyncio.wait((sleeper, arrival))
 
     async def _turn(self, runs: list[PendingRun]) -> None:
         primary = runs[0]
@@ -366,6 +410,7 @@ class SessionLane:
             compact=compact,
             allow_tool=self.allowlist.add,
             clock=rt.clock,
+            sleep=rt.sleep,
             tools=rt.tools,
             tool_policy=rt.tool_policy_for(self.agent_id),
             extra_tools=subagent_tools(self.is_sub_agent) if rt.spawn is not None else (),

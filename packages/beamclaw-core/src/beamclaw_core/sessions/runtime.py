@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -45,6 +46,9 @@ class Runtime:
     provider_for: ProviderFactory
     system_prompt: SystemPromptSource
     clock: Callable[[], float]
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    """Every timer of the lanes and loops (debounce, retries, deadlines); tests inject
+    virtual time together with ``clock``."""
     compaction_provider: Provider | None = None
     tools: ToolRegistry | None = None
     tool_policy_for: Callable[[str], ToolPolicy | None] = field(default=lambda _a: None)
