@@ -18,15 +18,16 @@ import asyncio
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import typer
 
 from beamclaw_cli.daemon import Endpoint, fetch_json
 from beamclaw_cli.errors import BeamclawCliError, UsageError
-from beamclaw_gateway import effective_port, load_config
-from beamclaw_mcp import BeamclawMCPError, MCPManager, MCPSettings, ServerStatus
+
+if TYPE_CHECKING:  # heavy packages load inside the commands (keeps `beamclaw --help` fast)
+    from beamclaw_mcp import MCPManager, MCPSettings, ServerStatus
 
 _CONFIG_OPTION = typer.Option(
     None,
@@ -41,6 +42,7 @@ _JSON_OPTION = typer.Option(False, "--json", help="Machine-readable output.")
 
 
 def _mcp_settings(config: Path | None, server: str | None = None) -> tuple[MCPSettings, Any]:
+    from beamclaw_gateway import load_config
 
     cfg = load_config(config).settings
     mcp: MCPSettings = cfg.mcp
@@ -55,6 +57,7 @@ def _mcp_settings(config: Path | None, server: str | None = None) -> tuple[MCPSe
 
 def _daemon_statuses(cfg: Any) -> list[dict[str, Any]] | None:
     """Server statuses from a running gateway's ``/health``, or None when none answers."""
+    from beamclaw_gateway import effective_port
 
     endpoint = Endpoint(cfg.gateway.http.host, effective_port(cfg))
     try:
@@ -173,6 +176,7 @@ def register(app: typer.Typer) -> None:
         if not isinstance(arguments, dict):
             raise UsageError("--args must be a JSON object")
         settings, _cfg = _mcp_settings(config, server)
+        from beamclaw_mcp import BeamclawMCPError
 
         async def call(manager: MCPManager) -> Any:
             return await manager.call_tool(server, tool, arguments, timeout_seconds=timeout)
@@ -200,7 +204,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Serve BeamClaw's conversations and approvals to MCP clients (stdio by default)."""
         from beamclaw_cli.daemon import home_lock
-        from beamclaw_gateway import run_mcp_server
+        from beamclaw_gateway import load_config, run_mcp_server
         from beamclaw_obs import beamclaw_home, ensure_home
 
         token: str | None = None
