@@ -1,18 +1,30 @@
 """Gateway overhead benchmark: the OpenAI-compatible API vs calling the LLM server directly.
 
 The fake OpenAI-compatible server (``beamclaw_core.testing.FakeOpenAIServer``) runs in a
-child process. In the same run this measures, with one httpx client:
+child process. In the same run this measures, with one client of the kind the gateway's
+provider uses itself (httpx over ``httpx_aiohttp.AiohttpTransport``), so neither side of
+the comparison pays for a slower HTTP stack than the other:
 
 * the direct baseline: ``POST /v1/chat/completions`` on the fake server (JSON and SSE);
 * the same request through a real gateway (uvicorn on 127.0.0.1, the configured OpenAI
-  provider pointed at the fake, a fresh session per request so turns never queue).
+  provider pointed at the fake).
 
-Reported: added latency of a one-step non-streaming turn (p50/p99 of gateway minus the
-direct p50/p99), the same turn through ``Core.send`` in-process (so the HTTP layer's
-own share is ``gateway - core``), added time to first streamed content token (p50), turns/s at 1 and 50
-concurrent clients (and the direct requests/s for comparison), and memory per idle
-session (tracemalloc, after each of ``IDLE_SESSIONS`` sessions ran one turn). Each
-figure is the median over ``ROUNDS`` rounds.
+Each phase starts on a settled process: background work earlier turns left behind
+(transcript indexing) is let finish first, so it is never charged to the direct baseline;
+gateway turns then run back to back, as a client sending turn after turn sees them. Reported, each the median over ``ROUNDS`` rounds:
+
+* ``added_p50_ms``/``added_p99_ms``: a one-step non-streaming turn in a fresh session per
+  request (the headline figure, as in issue 8) minus the direct JSON call;
+* ``added_same_session_p50_ms``: the same turn in one long-lived session (no session
+  creation; what a chat client that keeps its ``X-Session-Id`` pays);
+* ``direct_stream_p50_ms``: the direct call made the way the provider makes it inside a
+  turn (``stream: true``, the whole stream read), to show what the upstream call itself
+  costs;
+* ``core_in_process_p50_ms``: the same fresh-session turn through ``Core.send`` in the
+  gateway's process, so ``http_layer_p50_ms = gateway - core`` is the HTTP layer's share;
+* added time to first streamed content token (p50), turns/s at 1 and 50 concurrent
+  clients (and the direct requests/s), and memory per idle session (tracemalloc, after
+  each of ``IDLE_SESSIONS`` sessions ran one turn).
 """
 
 from __future__ import annotations
@@ -31,6 +43,7 @@ import uuid
 from typing import Any
 
 import httpx
+from httpx_aiohttp import AiohttpTransport
 
 from bench.common import max_rss_mb, percentile
 
@@ -38,6 +51,7 @@ ROUNDS = 3
 LATENCY_REQUESTS = 150
 THROUGHPUT_TURNS = {1: 60, 50: 300}
 IDLE_SESSIONS = 200
+SETTLE_SECONDS = 10.0
 
 _SERVER = """
 import asyncio, sys
@@ -53,36 +67,67 @@ asyncio.run(main())
 """
 
 BODY = {"model": "fake-model", "messages": [{"role": "user", "content": "bench"}]}
+STREAM_BODY = {**BODY, "stream": True, "stream_options": {"include_usage": True}}
 GW_BODY = {"model": "beamclaw/default", "messages": [{"role": "user", "content": "bench"}]}
 
 
-async def _latencies(
-    client: httpx.AsyncClient, url: str, body: dict[str, Any], fresh: bool
-) -> list[float]:
-    out: list[float] = []
-    for _ in range(LATENCY_REQUESTS):
-        headers = {"X-Session-Id": uuid.uuid4().hex} if fresh else {}
-        start = time.perf_counter()
-        r = await client.post(url, json=body, headers=headers)
-        out.append(time.perf_counter() - start)
+async def _settle() -> None:
+    """Wait (at most ``SETTLE_SECONDS``) until the number of tasks stays the same for
+    three samples in a row: background work of earlier turns (indexing) is done."""
+    deadline = time.monotonic() + SETTLE_SECONDS
+    counts: list[int] = []
+    while time.monotonic() < deadline:
+        counts = [*counts[-2:], len(asyncio.all_tasks())]
+        if len(counts) == 3 and len(set(counts)) == 1:
+            return
+        await asyncio.sleep(0.02)
+
+
+async def _post(
+    client: httpx.AsyncClient, url: str, body: dict[str, Any], session: str | None
+) -> float:
+    headers = {"X-Session-Id": session} if session else {}
+    start = time.perf_counter()
+    r = await client.post(url, json=body, headers=headers)
+    elapsed = time.perf_counter() - start
+    r.raise_for_status()
+    return elapsed
+
+
+async def _stream_all(client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> float:
+    start = time.perf_counter()
+    async with client.stream("POST", url, json=body) as r:
         r.raise_for_status()
-    return out
+        async for _ in r.aiter_bytes():
+            pass
+    return time.perf_counter() - start
 
 
-async def _first_tokens(
-    client: httpx.AsyncClient, url: str, body: dict[str, Any], fresh: bool
-) -> list[float]:
-    out: list[float] = []
-    for _ in range(LATENCY_REQUESTS // 3):
-        headers = {"X-Session-Id": uuid.uuid4().hex} if fresh else {}
-        start = time.perf_counter()
-        first = 0.0
-        async with client.stream("POST", url, json={**body, "stream": True}, headers=headers) as r:
-            async for line in r.aiter_lines():
-                if not first and _has_content(line):
-                    first = time.perf_counter() - start
-        out.append(first)
-    return out
+async def _paired(
+    client: httpx.AsyncClient, direct_url: str, gw_url: str, same_session: str | None
+) -> tuple[list[float], list[float]]:
+    """``LATENCY_REQUESTS`` direct requests on a settled process, then as many gateway
+    turns back to back (``same_session`` None: a fresh session per turn)."""
+    await _settle()
+    direct = [await _post(client, direct_url, BODY, None) for _ in range(LATENCY_REQUESTS)]
+    via = [
+        await _post(client, gw_url, GW_BODY, same_session or uuid.uuid4().hex)
+        for _ in range(LATENCY_REQUESTS)
+    ]
+    return direct, via
+
+
+async def _first_token(
+    client: httpx.AsyncClient, url: str, body: dict[str, Any], session: str | None
+) -> float:
+    headers = {"X-Session-Id": session} if session else {}
+    start = time.perf_counter()
+    first = 0.0
+    async with client.stream("POST", url, json={**body, "stream": True}, headers=headers) as r:
+        async for line in r.aiter_lines():
+            if not first and _has_content(line):
+                first = time.perf_counter() - start
+    return first
 
 
 def _has_content(line: str) -> bool:
@@ -103,16 +148,23 @@ async def _throughput(
     async def worker() -> None:
         while not queue.empty():
             queue.get_nowait()
-            headers = {"X-Session-Id": uuid.uuid4().hex} if fresh else {}
-            (await client.post(url, json=body, headers=headers)).raise_for_status()
+            await _post(client, url, body, uuid.uuid4().hex if fresh else None)
 
     start = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     return total / (time.perf_counter() - start)
 
 
+def _client() -> httpx.AsyncClient:
+    limits = httpx.Limits(max_connections=100, max_keepalive_connections=100)
+    return httpx.AsyncClient(
+        transport=AiohttpTransport(limits=limits), limits=limits, timeout=60, trust_env=False
+    )
+
+
 async def _measure(fake_url: str) -> dict[str, Any]:
     from beamclaw_core.providers import ProviderSettings
+    from beamclaw_core.sessions import SessionAddress
     from beamclaw_gateway.testing import live_gateway, quiet_config
     from beamclaw_obs import Secret
 
@@ -131,51 +183,61 @@ async def _measure(fake_url: str) -> dict[str, Any]:
     def add(key: str, value: float) -> None:
         rounds.setdefault(key, []).append(value)
 
-    limits = httpx.Limits(max_connections=100, max_keepalive_connections=100)
-    async with (
-        live_gateway(None, config) as gw,
-        httpx.AsyncClient(limits=limits, timeout=60) as client,
-    ):
-        gw_url = f"{gw.base_url}/v1/chat/completions"
-        await _latencies(client, direct_url, BODY, False)  # warm-up
-        await _latencies(client, gw_url, GW_BODY, True)
-        for _ in range(ROUNDS):
-            direct = await _latencies(client, direct_url, BODY, False)
-            via = await _latencies(client, gw_url, GW_BODY, True)
-            add("direct_p50_ms", percentile(direct, 50) * 1000)
-            add("direct_p99_ms", percentile(direct, 99) * 1000)
-            add("gateway_p50_ms", percentile(via, 50) * 1000)
-            add("gateway_p99_ms", percentile(via, 99) * 1000)
-            d_first = await _first_tokens(client, direct_url, BODY, False)
-            g_first = await _first_tokens(client, gw_url, GW_BODY, True)
-            add("direct_first_token_p50_ms", percentile(d_first, 50) * 1000)
-            add("gateway_first_token_p50_ms", percentile(g_first, 50) * 1000)
-            for c in THROUGHPUT_TURNS:
-                add(
-                    f"direct_requests_per_s_c{c}",
-                    await _throughput(client, direct_url, BODY, c, False),
-                )
-                add(
-                    f"gateway_turns_per_s_c{c}", await _throughput(client, gw_url, GW_BODY, c, True)
-                )
-        core = gw.runtime.core
-        from beamclaw_core.sessions import SessionAddress
+    def pct(values: list[float], p: float) -> float:
+        return percentile(values, p) * 1000
 
+    async with live_gateway(None, config) as gw, _client() as client:
+        gw_url = f"{gw.base_url}/v1/chat/completions"
+        core = gw.runtime.core
         address = SessionAddress("api:bench", "default", "api")
+        await _paired(client, direct_url, gw_url, None)  # warm-up
         for _ in range(ROUNDS):
+            direct, via = await _paired(client, direct_url, gw_url, None)
+            add("direct_p50_ms", pct(direct, 50))
+            add("direct_p99_ms", pct(direct, 99))
+            add("gateway_p50_ms", pct(via, 50))
+            add("gateway_p99_ms", pct(via, 99))
+            direct, via = await _paired(client, direct_url, gw_url, f"bench-{uuid.uuid4().hex}")
+            add("direct_same_session_p50_ms", pct(direct, 50))
+            add("gateway_same_session_p50_ms", pct(via, 50))
+            await _settle()
+            streamed = [
+                await _stream_all(client, direct_url, STREAM_BODY) for _ in range(LATENCY_REQUESTS)
+            ]
+            add("direct_stream_p50_ms", pct(streamed, 50))
+            await _settle()
             in_process: list[float] = []
             for _ in range(LATENCY_REQUESTS):
                 start = time.perf_counter()
                 handle = await core.send(address, "bench", session_id=uuid.uuid4().hex)
                 await handle.result()
                 in_process.append(time.perf_counter() - start)
-            add("core_in_process_p50_ms", percentile(in_process, 50) * 1000)
+            add("core_in_process_p50_ms", pct(in_process, 50))
+            await _settle()
+            d_first: list[float] = []
+            g_first: list[float] = []
+            for _ in range(LATENCY_REQUESTS // 3):
+                d_first.append(await _first_token(client, direct_url, BODY, None))
+                g_first.append(await _first_token(client, gw_url, GW_BODY, uuid.uuid4().hex))
+            add("direct_first_token_p50_ms", pct(d_first, 50))
+            add("gateway_first_token_p50_ms", pct(g_first, 50))
+            for c in THROUGHPUT_TURNS:
+                await _settle()
+                add(
+                    f"direct_requests_per_s_c{c}",
+                    await _throughput(client, direct_url, BODY, c, False),
+                )
+                await _settle()
+                add(
+                    f"gateway_turns_per_s_c{c}", await _throughput(client, gw_url, GW_BODY, c, True)
+                )
+        await _settle()
         gc.collect()
         tracemalloc.start()
         before = tracemalloc.get_traced_memory()[0]
         for _ in range(IDLE_SESSIONS):
-            r = await client.post(gw_url, json=GW_BODY, headers={"X-Session-Id": uuid.uuid4().hex})
-            r.raise_for_status()
+            await _post(client, gw_url, GW_BODY, uuid.uuid4().hex)
+        await _settle()
         gc.collect()
         after = tracemalloc.get_traced_memory()[0]
         tracemalloc.stop()
@@ -183,7 +245,9 @@ async def _measure(fake_url: str) -> dict[str, Any]:
     out = {k: round(statistics.median(v), 3) for k, v in rounds.items()}
     out["added_p50_ms"] = round(out["gateway_p50_ms"] - out["direct_p50_ms"], 3)
     out["added_p99_ms"] = round(out["gateway_p99_ms"] - out["direct_p99_ms"], 3)
-    out["core_in_process_p50_ms"] = round(statistics.median(rounds["core_in_process_p50_ms"]), 3)
+    out["added_same_session_p50_ms"] = round(
+        out["gateway_same_session_p50_ms"] - out["direct_same_session_p50_ms"], 3
+    )
     out["http_layer_p50_ms"] = round(out["gateway_p50_ms"] - out["core_in_process_p50_ms"], 3)
     out["added_first_token_p50_ms"] = round(
         out["gateway_first_token_p50_ms"] - out["direct_first_token_p50_ms"], 3
@@ -195,6 +259,7 @@ async def _measure(fake_url: str) -> dict[str, Any]:
     out["memory_per_idle_session_kib"] = round((after - before) / IDLE_SESSIONS / 1024, 2)
     out["sessions_total"] = sessions
     out["peak_rss_mib"] = round(max_rss_mb(), 1)
+    out["load_average_1m"] = round(os.getloadavg()[0], 2)
     out["goal_added_p50_ms"] = 3.0
     return out
 
