@@ -37,6 +37,7 @@ from beamclaw_core.workspace.errors import (
     WorkspaceError,
     WorkspaceIOError,
 )
+from beamclaw_core.workspace.file_cache import CacheMiss, FileTextCache
 from beamclaw_core.workspace.layout import agent_dir, agents_root, daily_log_path
 from beamclaw_core.workspace.names import (
     DEFAULT_AGENT,
@@ -47,10 +48,12 @@ from beamclaw_core.workspace.names import (
 )
 from beamclaw_core.workspace.prompt import (
     PromptSection,
+    ReadText,
     SectionKind,
     SystemPrompt,
     build_system_prompt,
     build_system_prompt_async,
+    read_text,
 )
 from beamclaw_core.workspace.templates import BOOTSTRAP_FILES, BootstrapFile, default_template
 from beamclaw_core.workspace.tokens import (
@@ -82,10 +85,13 @@ __all__ = [
     "AgentSummary",
     "BootstrapFile",
     "BootstrapFileContent",
+    "CacheMiss",
     "ContextBreakdown",
+    "FileTextCache",
     "InvalidAgentNameError",
     "PromptSection",
     "ProtectedAgentError",
+    "ReadText",
     "RehatchResult",
     "SectionKind",
     "SystemPrompt",
@@ -112,6 +118,7 @@ __all__ = [
     "format_elapsed",
     "is_valid_agent_name",
     "list_agents",
+    "read_text",
     "rehatch_agent",
     "resolve_timezone",
     "show_agent",

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -38,6 +39,9 @@ from beamclaw_core.workspace.templates import BOOTSTRAP_FILES, BootstrapFile
 from beamclaw_core.workspace.truncate import MAX_FILE_BYTES, truncate_for_prompt
 
 SECTION_SEPARATOR = "\n\n"
+
+ReadText = Callable[[Path], "str | None"]
+"""How the prompt reads a file: its text, or None when absent, unreadable or blank."""
 
 
 class SectionKind(enum.StrEnum):
@@ -109,7 +113,9 @@ def _fallback(agent: str) -> str:
     )
 
 
-def _read(path: Path) -> str | None:
+def read_text(path: Path) -> str | None:
+    """The file's text (UTF-8, undecodable bytes replaced); None when absent, unreadable
+    or only whitespace. The default :data:`ReadText`."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:  # absent, a directory or unreadable: the section is skipped
@@ -134,6 +140,7 @@ def build_system_prompt(
     include_heartbeat: bool = False,
     home: Path | None = None,
     max_file_bytes: int = MAX_FILE_BYTES,
+    read: ReadText = read_text,
 ) -> SystemPrompt:
     """Assemble the system prompt of agent ``agent`` for a turn starting at ``now``.
 
@@ -146,6 +153,9 @@ def build_system_prompt(
         include_heartbeat: add HEARTBEAT.md (heartbeat turns only).
         home: ``$BEAMCLAW_HOME`` override.
         max_file_bytes: the per-file limit (20 KB).
+        read: how files are read (:func:`read_text`; a
+            :class:`~beamclaw_core.workspace.file_cache.FileTextCache` method to reuse
+            texts of unchanged files). Whatever it raises propagates.
 
     Raises:
         InvalidAgentNameError: ``agent`` breaks the name rules.
@@ -153,7 +163,7 @@ def build_system_prompt(
     """
     directory = agent_dir(agent, home)
     found = directory.is_dir()
-    files = {f: _read(directory / f.value) for f in BOOTSTRAP_FILES} if found else {}
+    files = {f: read(directory / f.value) for f in BOOTSTRAP_FILES} if found else {}
     zone = resolve_timezone(timezone, files.get(BootstrapFile.USER))
     sections: list[PromptSection] = []
     if found:
@@ -181,7 +191,7 @@ def build_system_prompt(
         today = now.astimezone(zone.zone).date()
         for day, when in ((today - timedelta(days=1), "yesterday"), (today, "today")):
             path = daily_log_path(directory, day)
-            text = _read(path)
+            text = read(path)
             if text is not None:
                 source = f"memory/{path.name}"
                 title = f"Daily log {day.isoformat()} ({when})"
