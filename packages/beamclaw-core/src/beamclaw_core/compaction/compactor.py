@@ -101,7 +101,9 @@ class Compactor:
         before = sum(estimate_message_tokens(r.message) for r in rows if r.message is not None)
         target = max(1, window * self.target_pct // 100)
         if reason == "overflow":
-            target = max(1, target // 2)
+            # The provider refused the prompt, whatever our estimate says: keep at most
+            # half of what is there now (and of the usual target).
+            target = max(1, min(target, before) // 2)
         cut = split_point(rows, target)
         if cut == 0:
             return CompactionDone(before, before, 0)

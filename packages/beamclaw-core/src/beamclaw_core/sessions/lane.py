@@ -447,8 +447,8 @@ class SessionLane:
         emit(EventType.SESSION_RESET, session_id=self.id, reason=reason)
 
     def info(self) -> SessionInfo:
-        error = self.state.message if isinstance(self.state, Error) else None
         state = self.executor.state if self.executor is not None else self.state
+        error = state.message if isinstance(state, Error) else None
         return SessionInfo(
             self.id,
             self.agent_id,

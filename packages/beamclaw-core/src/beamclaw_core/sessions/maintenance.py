@@ -50,7 +50,7 @@ class Maintenance:
     async def _run(self) -> None:
         interval = self.rt.settings.maintenance.check_interval_seconds
         while True:
-            await asyncio.sleep(interval)
+            await self.rt.sleep(interval)
             try:
                 await self.tick()
             except Exception as e:  # maintenance must never die; it retries next tick
