@@ -9,6 +9,9 @@ Invariants:
 * :meth:`ConversationStore.commit` writes a transition atomically: the new state, its
   messages and the consumed pending run in one transaction. A ``kill -9`` at any instant
   leaves either all of it or none of it.
+* Every write transaction starts with a write statement, never a read: on SQLite a
+  transaction that reads first and writes later fails when another connection commits
+  in between, instead of waiting for the lock.
 """
 
 from __future__ import annotations
@@ -78,6 +81,17 @@ class View:
     """Sequence number of the first raw message in the view."""
 
 
+async def _write_lock(conn: AsyncConnection) -> None:
+    """Take the database's write lock before a transaction's first read.
+
+    SQLite (WAL) fails a transaction that read, then tries to write after another
+    connection committed ("database is locked", without waiting for busy_timeout). A
+    write statement first — this one matches no row — makes the transaction a writer
+    from the start, so it waits its turn instead. A no-op on PostgreSQL.
+    """
+    await conn.execute(conversations.update().where(sa.false()).values(updated_at=0.0))
+
+
 def _record(row: sa.Row[Any]) -> ConversationRecord:
     m = row._mapping  # pyright: ignore[reportPrivateUsage]
     return ConversationRecord(
@@ -121,30 +135,32 @@ class ConversationStore:
         parent_id: str | None = None,
     ) -> ConversationRecord:
         """The conversation, created ``Idle`` if it does not exist yet."""
-        async with self.db.engine.begin() as conn:
-            row = (
+        existing = await self.get(conversation_id)
+        if existing is not None:
+            return existing
+        idle = Idle()
+        try:
+            async with self.db.engine.begin() as conn:
                 await conn.execute(
-                    sa.select(conversations).where(conversations.c.id == conversation_id)
+                    conversations.insert().values(
+                        id=conversation_id,
+                        agent_id=agent_id,
+                        user_id=user_id,
+                        channel=channel,
+                        parent_id=parent_id,
+                        state=idle.kind,
+                        state_data=state_to_json(idle),
+                        last_activity_at=now,
+                        state_updated_at=now,
+                        created_at=now,
+                        updated_at=now,
+                    )
                 )
-            ).first()
-            if row is not None:
-                return _record(row)
-            idle = Idle()
-            await conn.execute(
-                conversations.insert().values(
-                    id=conversation_id,
-                    agent_id=agent_id,
-                    user_id=user_id,
-                    channel=channel,
-                    parent_id=parent_id,
-                    state=idle.kind,
-                    state_data=state_to_json(idle),
-                    last_activity_at=now,
-                    state_updated_at=now,
-                    created_at=now,
-                    updated_at=now,
-                )
-            )
+        except IntegrityError:
+            raced = await self.get(conversation_id)
+            if raced is None:
+                raise
+            return raced
         return ConversationRecord(
             conversation_id, agent_id, user_id, channel, parent_id, idle, now, now, now
         )
@@ -185,6 +201,8 @@ class ConversationStore:
     async def _delete_tree(self, conn: AsyncConnection, ids: Sequence[str]) -> None:
         for conversation_id in ids:
             self._last_seq.pop(conversation_id, None)
+        await conn.execute(messages.delete().where(messages.c.conversation_id.in_(ids)))
+        await conn.execute(pending_runs.delete().where(pending_runs.c.conversation_id.in_(ids)))
         # Explicit children-first delete: cascades are not relied upon (SQLite may have
         # foreign keys off on connections created outside Database).
         children = [
@@ -196,12 +214,11 @@ class ConversationStore:
         if children:
             await self._delete_tree(conn, children)
             await conn.execute(conversations.delete().where(conversations.c.id.in_(children)))
-        await conn.execute(messages.delete().where(messages.c.conversation_id.in_(ids)))
-        await conn.execute(pending_runs.delete().where(pending_runs.c.conversation_id.in_(ids)))
 
     async def expire(self, before: float) -> list[str]:
         """TTL cleaner: delete idle top-level conversations inactive since before ``before``."""
         async with self.db.engine.begin() as conn:
+            await _write_lock(conn)
             ids = [
                 r[0]
                 for r in await conn.execute(
@@ -246,10 +263,13 @@ class ConversationStore:
             values["last_activity_at"] = now
 
         async def write(conn: AsyncConnection) -> list[int]:
-            seqs = await self._append(conn, conversation_id, rows, now)
+            # The UPDATE comes first so the transaction holds SQLite's write lock before
+            # it reads max(seq) (a read-then-write transaction fails with "database is
+            # locked" when another connection commits in between).
             await conn.execute(
                 conversations.update().where(conversations.c.id == conversation_id).values(**values)
             )
+            seqs = await self._append(conn, conversation_id, rows, now)
             if consumed_runs:
                 await conn.execute(
                     pending_runs.delete().where(pending_runs.c.id.in_(list(consumed_runs)))
@@ -282,6 +302,11 @@ class ConversationStore:
         rows: list[_Row] = [(kind, None, data)]
 
         async def write(conn: AsyncConnection) -> list[int]:
+            await conn.execute(  # write first: see commit()
+                conversations.update()
+                .where(conversations.c.id == conversation_id)
+                .values(updated_at=now)
+            )
             return await self._append(conn, conversation_id, rows, now)
 
         return (await self._transaction(conversation_id, write))[0]
@@ -430,6 +455,7 @@ class ConversationStore:
         self, conversation_id: str, run_id: str, payload: dict[str, Any], *, now: float
     ) -> int:
         async with self.db.engine.begin() as conn:
+            await _write_lock(conn)
             last = (
                 await conn.execute(
                     sa.select(sa.func.max(pending_runs.c.position)).where(
