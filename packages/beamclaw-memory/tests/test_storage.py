@@ -13,6 +13,7 @@ from sqlalchemy import inspect, text
 from beamclaw_memory import (
     Database,
     DatabaseUnavailableError,
+    MigrationError,
     expected_heads,
     masked,
     normalise_url,
@@ -102,3 +103,59 @@ async def test_unopenable_sqlite_is_a_clear_error(tmp_path: Path) -> None:
         # happen while this test's event loop is still open (else it warns later)
         gc.collect()
         await asyncio.sleep(0.05)
+
+
+FAILING_REVISION = '''"""a revision that creates a table and then fails
+
+Revision ID: broken_0001
+Revises:
+"""
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "broken_0001"
+down_revision = None
+branch_labels = ("broken",)
+depends_on = None
+
+
+def upgrade() -> None:
+    op.create_table("half_done", sa.Column("id", sa.Integer, primary_key=True))
+    op.execute("SELECT * FROM no_such_table_anywhere")
+
+
+def downgrade() -> None:
+    op.drop_table("half_done")
+'''
+
+
+async def _assert_failing_migration_is_atomic(url: str, tmp_path: Path) -> None:
+    versions = tmp_path / "broken_versions"
+    versions.mkdir()
+    (versions / "broken_0001.py").write_text(FAILING_REVISION)
+    db = Database(url)
+    try:
+        await db.migrate()
+        before = await _tables(db)
+        with pytest.raises(MigrationError):
+            await db.migrate(extra_locations=[str(versions)])
+        after = await _tables(db)
+        assert "half_done" not in after
+        assert after == before
+        assert "broken_0001" not in await db.current_heads()
+    finally:
+        await db.dispose()
+
+
+async def test_a_failing_migration_leaves_nothing_half_done_sqlite(tmp_path: Path) -> None:
+    """A migration interrupted half-way (here: failing) must not leave its tables behind,
+    or the next start fails with "table already exists" (seen after kill -9 at start)."""
+    await _assert_failing_migration_is_atomic(f"sqlite:///{tmp_path}/atomic.db", tmp_path)
+
+
+@pytest.mark.postgres
+async def test_a_failing_migration_leaves_nothing_half_done_postgres(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    await _assert_failing_migration_is_atomic(postgres_url, tmp_path)

@@ -62,12 +62,20 @@ def masked(url: str) -> str:
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    # The driver's own transaction handling never wraps DDL in a transaction, so a
+    # migration killed half-way would leave tables without their alembic_version row.
+    # Taking over BEGIN (see _sqlite_begin) makes every transaction, DDL included, atomic.
+    dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=10000")
     cursor.close()
+
+
+def _sqlite_begin(connection: Any) -> None:
+    connection.exec_driver_sql("BEGIN")
 
 
 def migration_locations(extra: Iterable[str] = ()) -> list[str]:
@@ -96,6 +104,7 @@ class Database:
         self.engine: AsyncEngine = create_async_engine(self.url, **kwargs)
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+            event.listen(self.engine.sync_engine, "begin", _sqlite_begin)
         self.sessions: async_sessionmaker[AsyncSession] = async_sessionmaker(
             self.engine, expire_on_commit=False
         )
@@ -113,15 +122,19 @@ class Database:
             raise DatabaseUnavailableError(self.display_url, _reason(exc)) from exc
 
     async def migrate(self, extra_locations: Iterable[str] = ()) -> list[str]:
-        """Upgrade every package's branch to its head. Returns the applied head revisions."""
+        """Upgrade every package's branch to its head, all in one transaction.
+
+        Returns the applied head revisions. An unreachable database is a
+        :class:`DatabaseUnavailableError`; a failing revision is a :class:`MigrationError`
+        and leaves the schema as it was (DDL is transactional on SQLite and PostgreSQL).
+        """
         locations = migration_locations(extra_locations)
+        await self.check()
         try:
             async with self.engine.begin() as conn:
                 return await conn.run_sync(_upgrade, locations)
-        except (SQLAlchemyError, OSError) as exc:
-            raise DatabaseUnavailableError(self.display_url, _reason(exc)) from exc
         except Exception as exc:
-            raise MigrationError(f"migrating {self.display_url} failed: {exc}") from exc
+            raise MigrationError(f"migrating {self.display_url} failed: {_reason(exc)}") from exc
 
     async def current_heads(self) -> set[str]:
         """Revisions currently recorded in the database."""
