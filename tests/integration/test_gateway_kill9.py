@@ -1,0 +1,179 @@
+"""``kill -9`` of a real gateway process mid-turn, then a restart (issue 4 "done when").
+
+A real ``beamclaw serve`` runs against the fake OpenAI server over HTTP. A turn asks for a
+slow ``bash`` tool (autonomy ``full``); once the tool runs, the process is killed with
+SIGKILL. After a restart on the same home, every committed message is there, the pending
+tool call has exactly one "interrupted" result, the whole history is valid, and the
+session takes the next turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from beamclaw_core.testing import FakeOpenAIServer, FakeReply, FakeToolCall
+
+BEAMCLAW = Path(sys.executable).with_name("beamclaw")
+SESSION = "kill9-session"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _config(path: Path, base_url: str, port: int) -> Path:
+    path.write_text(
+        f"""
+[core]
+default_provider = "fake"
+autonomy_level = "full"
+[core.providers.fake]
+kind = "openai"
+base_url = "{base_url}"
+model = "fake-model"
+[core.queue]
+debounce_ms = 0
+[gateway.http]
+port = {port}
+[obs]
+log_level = "WARNING"
+""",
+        encoding="utf-8",
+    )
+    return path
+
+
+def _start(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    with log.open("ab") as out:
+        return subprocess.Popen([str(BEAMCLAW), "serve"], env=env, stdout=out, stderr=out)
+
+
+async def _wait_ready(client: httpx.AsyncClient, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, log.read_text()
+        try:
+            if (await client.get("/ready")).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        await asyncio.sleep(0.1)
+    raise AssertionError("gateway not ready in time")
+
+
+def _assert_valid_history(messages: list[dict[str, Any]]) -> None:
+    """Every assistant tool call is answered exactly once, in order, before anything else."""
+    pending: list[str] = []
+    for m in messages:
+        if m["role"] == "tool":
+            assert pending, f"tool result without a call: {m}"
+            assert m["tool_call_id"] == pending.pop(0)
+            continue
+        assert not pending, f"unanswered tool calls {pending} before {m['role']}"
+        if m["role"] == "assistant":
+            pending = [c["id"] for c in m.get("tool_calls") or []]
+    assert not pending
+
+
+async def test_kill_9_mid_tool_then_restart_recovers_every_committed_message(
+    tmp_path: Path,
+) -> None:
+    port = _free_port()
+    marker = tmp_path / "tool-started"
+    script = [
+        FakeReply(
+            text="Let me check.",
+            tool_calls=(FakeToolCall("bash", {"command": f"touch {marker} && sleep 120"}),),
+        ),
+        FakeReply("Back after the restart."),
+    ]
+    async with FakeOpenAIServer(script) as fake:
+        env = {
+            **os.environ,
+            "BEAMCLAW_HOME": str(tmp_path / "home"),
+            "BEAMCLAW_CONFIG": str(_config(tmp_path / "beamclaw.toml", fake.base_url, port)),
+        }
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+            log = tmp_path / "gateway.log"
+            first = _start(env, log)
+            try:
+                await _wait_ready(client, first, log)
+                turn = asyncio.create_task(
+                    client.post(
+                        "/v1/chat/completions",
+                        headers={"X-Session-Id": SESSION},
+                        json={
+                            "model": "beamclaw/default",
+                            "messages": [{"role": "user", "content": "run the slow thing"}],
+                        },
+                    )
+                )
+                deadline = time.monotonic() + 30
+                while not marker.exists():
+                    assert time.monotonic() < deadline, "the tool never started"
+                    await asyncio.sleep(0.05)
+                first.send_signal(signal.SIGKILL)
+                first.wait(10)
+                turn.cancel()
+                await asyncio.gather(turn, return_exceptions=True)
+            finally:
+                if first.poll() is None:
+                    first.kill()
+
+            second = _start(env, log)
+            try:
+                await _wait_ready(client, second, log)
+                r = await client.get(f"/api/sessions/{SESSION}")
+                assert r.status_code == 200, r.text
+                messages = r.json()["messages"]
+                roles = [m["role"] for m in messages]
+                assert roles[:3] == ["user", "assistant", "tool"]
+                assert messages[0]["content"] == "run the slow thing"
+                assert messages[1]["tool_calls"][0]["function"]["name"] == "bash"
+                assert "interrupted" in messages[2]["content"].lower()
+                _assert_valid_history(messages)
+                seqs = [m["seq"] for m in messages]
+                assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+
+                answer = await client.post(
+                    "/v1/chat/completions",
+                    headers={"X-Session-Id": SESSION},
+                    json={
+                        "model": "beamclaw/default",
+                        "messages": [{"role": "user", "content": "are you back?"}],
+                    },
+                )
+                assert answer.status_code == 200, answer.text
+                assert answer.json()["choices"][0]["message"]["content"] == (
+                    "Back after the restart."
+                )
+                after = (await client.get(f"/api/sessions/{SESSION}")).json()["messages"]
+                _assert_valid_history(after)
+                assert after[: len(messages)] == messages
+            finally:
+                second.send_signal(signal.SIGTERM)
+                try:
+                    second.wait(30)
+                finally:
+                    if second.poll() is None:
+                        second.kill()
+    # the recovered turn's history went to the model well formed
+    last = fake.requests[-1].body["messages"]
+    assert [m["role"] for m in last if m["role"] != "system"][:4] == [
+        "user",
+        "assistant",
+        "tool",
+        "user",
+    ]
