@@ -23,6 +23,16 @@ ADDR = SessionAddress("local:ann", "default", "tui")
 TASKS = {"tasks": [{"task": "find A"}, {"task": "find B"}, "find C"]}
 
 
+async def children_of(core: Core, parent: str, count: int) -> list[Any]:
+    """The parent's child conversations, once ``count`` of them are persisted."""
+    while True:
+        found = [r for r in await core.store.list(include_children=True) if r.parent_id == parent]
+        if len(found) >= count:
+            assert len(found) == count
+            return found
+        await asyncio.sleep(0.005)
+
+
 def tool_names(options: CompletionOptions) -> set[str]:
     return {t.name for t in options.tools}
 
@@ -61,8 +71,7 @@ async def test_spawn_agents_end_to_end(make_core: Callable[..., Any]) -> None:
     await tool.started.wait()
     # B is held inside its tool: the parent waits for every child.
     assert (await core.status(parent)).state == "awaiting_subagents"
-    children = [r for r in await core.store.list(include_children=True) if r.parent_id == parent]
-    assert len(children) == 3
+    children = await children_of(core, parent, 3)
     assert parent not in {r.id for r in children}
     assert [s.session_id for s in await core.list_sessions()] == [parent], "children hidden"
     gate.set()
@@ -105,8 +114,7 @@ async def test_cancelling_the_parent_cancels_the_children(make_core: Callable[..
     handle = await core.send(ADDR, "delegate")
     parent = handle.session_id
     await until(lambda: len(provider.calls) == 3)  # the parent's call and both children's
-    children = [r.id for r in await core.store.list(include_children=True) if r.parent_id == parent]
-    assert len(children) == 2
+    children = [r.id for r in await children_of(core, parent, 2)]
     assert await core.cancel(parent) == 0
     assert isinstance(await handle.result(), Cancelled)
     history = await core.history(parent)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from beamclaw_core.loop.executor import SUMMARY_PREFIX
 from beamclaw_core.loop.history import repair_history
+from beamclaw_core.loop.states import is_busy
 from beamclaw_core.messages import Message
 from beamclaw_core.providers import estimate_message_tokens, estimate_prompt_tokens
 
@@ -38,7 +39,7 @@ async def run_command(lane: SessionLane, command: str) -> str:
         verb = {"yes": "Approved", "no": "Denied", "always": "Approved (always)"}[decision]
         return f"{verb}: {pending.pending.name}."
     if command == "/stop":
-        running = lane.executor is not None
+        running = lane.executor is not None and is_busy(lane.executor.state)
         cleared = await lane.cancel()
         head = "Stopped the current turn." if running else "Nothing was running."
         return f"{head} Cleared {cleared} queued message{'s' if cleared != 1 else ''}."
