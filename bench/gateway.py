@@ -20,6 +20,9 @@ gateway turns then run back to back, as a client sending turn after turn sees th
 * ``direct_stream_p50_ms``: the direct call made the way the provider makes it inside a
   turn (``stream: true``, the whole stream read), to show what the upstream call itself
   costs;
+* ``added_cpu_per_turn_ms``: CPU time of this process per gateway turn (background work
+  the turn leaves behind included) minus per direct request: what a turn costs the
+  machine, steadier than wall-clock latency when other work shares the cores;
 * ``core_in_process_p50_ms``: the same fresh-session turn through ``Core.send`` in the
   gateway's process, so ``http_layer_p50_ms = gateway - core`` is the HTTP layer's share;
 * added time to first streamed content token (p50), turns/s at 1 and 50 concurrent
@@ -105,16 +108,24 @@ async def _stream_all(client: httpx.AsyncClient, url: str, body: dict[str, Any])
 
 async def _paired(
     client: httpx.AsyncClient, direct_url: str, gw_url: str, same_session: str | None
-) -> tuple[list[float], list[float]]:
+) -> tuple[list[float], list[float], float, float]:
     """``LATENCY_REQUESTS`` direct requests on a settled process, then as many gateway
-    turns back to back (``same_session`` None: a fresh session per turn)."""
+    turns back to back (``same_session`` None: a fresh session per turn). Also returns
+    this process's CPU seconds per direct request and per gateway turn (every thread:
+    client, gateway, core, database and obs workers; the fake server is another
+    process), a figure other load on the machine hardly moves."""
     await _settle()
+    cpu = time.process_time()
     direct = [await _post(client, direct_url, BODY, None) for _ in range(LATENCY_REQUESTS)]
+    direct_cpu = (time.process_time() - cpu) / LATENCY_REQUESTS
+    cpu = time.process_time()
     via = [
         await _post(client, gw_url, GW_BODY, same_session or uuid.uuid4().hex)
         for _ in range(LATENCY_REQUESTS)
     ]
-    return direct, via
+    await _settle()
+    via_cpu = (time.process_time() - cpu) / LATENCY_REQUESTS
+    return direct, via, direct_cpu, via_cpu
 
 
 async def _first_token(
@@ -174,7 +185,10 @@ async def _measure(fake_url: str) -> dict[str, Any]:
     config.core.default_provider = "fake"
     config.core.providers = {
         "fake": ProviderSettings(
-            kind="openai", base_url=fake_url, model="fake-model", api_key=Secret(literal="sk-bench")
+            kind="openai",
+            base_url=fake_url,
+            model="fake-model",
+            api_key=Secret.model_validate("sk-bench"),
         )
     }
     direct_url = f"{fake_url}/chat/completions"
@@ -192,12 +206,15 @@ async def _measure(fake_url: str) -> dict[str, Any]:
         address = SessionAddress("api:bench", "default", "api")
         await _paired(client, direct_url, gw_url, None)  # warm-up
         for _ in range(ROUNDS):
-            direct, via = await _paired(client, direct_url, gw_url, None)
+            direct, via, direct_cpu, via_cpu = await _paired(client, direct_url, gw_url, None)
+            add("direct_cpu_per_request_ms", direct_cpu * 1000)
+            add("gateway_cpu_per_turn_ms", via_cpu * 1000)
             add("direct_p50_ms", pct(direct, 50))
             add("direct_p99_ms", pct(direct, 99))
             add("gateway_p50_ms", pct(via, 50))
             add("gateway_p99_ms", pct(via, 99))
-            direct, via = await _paired(client, direct_url, gw_url, f"bench-{uuid.uuid4().hex}")
+            session = f"bench-{uuid.uuid4().hex}"
+            direct, via, _, _ = await _paired(client, direct_url, gw_url, session)
             add("direct_same_session_p50_ms", pct(direct, 50))
             add("gateway_same_session_p50_ms", pct(via, 50))
             await _settle()
@@ -247,6 +264,9 @@ async def _measure(fake_url: str) -> dict[str, Any]:
     out["added_p99_ms"] = round(out["gateway_p99_ms"] - out["direct_p99_ms"], 3)
     out["added_same_session_p50_ms"] = round(
         out["gateway_same_session_p50_ms"] - out["direct_same_session_p50_ms"], 3
+    )
+    out["added_cpu_per_turn_ms"] = round(
+        out["gateway_cpu_per_turn_ms"] - out["direct_cpu_per_request_ms"], 3
     )
     out["http_layer_p50_ms"] = round(out["gateway_p50_ms"] - out["core_in_process_p50_ms"], 3)
     out["added_first_token_p50_ms"] = round(
