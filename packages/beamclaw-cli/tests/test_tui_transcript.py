@@ -12,6 +12,7 @@ from beamclaw_core.loop.turn_events import (
     ApprovalRequested,
     ApprovalResolved,
     Notice,
+    Retrying,
     TextChunk,
     ToolFinished,
     ToolStarted,
@@ -160,3 +161,31 @@ def test_history_persists_multiline_skips_damage_and_keeps_the_draft(tmp_path: P
     assert h.next() is None
     h.add("four")  # over the limit: the file is rewritten with the newest 3
     assert InputHistory(path, limit=3).entries == ["one\ntwo", "three", "four"]
+
+
+def test_retry_after_streamed_text_replaces_the_void_draft() -> None:
+    t = fold(
+        [
+            Accepted(S, "t1").to_dict(),
+            TextChunk(S, "t1", text="Half an ans").to_dict(),
+            Retrying(
+                S, "t1", attempt=2, delay=0.5, message="network", discard_partial=True
+            ).to_dict(),
+            TextChunk(S, "t1", text="The whole answer.").to_dict(),
+            TurnDone(S, "t1", text="The whole answer.").to_dict(),
+        ]
+    )
+    answers = [e.text for e in t.entries if e.kind == "assistant"]
+    assert answers == ["The whole answer."]
+
+
+def test_retry_without_discard_keeps_the_text() -> None:
+    t = fold(
+        [
+            Accepted(S, "t1").to_dict(),
+            TextChunk(S, "t1", text="Kept. ").to_dict(),
+            Retrying(S, "t1", attempt=2, delay=0.5, message="x", discard_partial=False).to_dict(),
+            TextChunk(S, "t1", text="More.").to_dict(),
+        ]
+    )
+    assert [e.text for e in t.entries if e.kind == "assistant"] == ["Kept. More."]

@@ -227,10 +227,17 @@ class Transcript:
         return [index]
 
     def _retrying(self, e: dict[str, Any]) -> list[int]:
+        changed: list[int] = []
+        turn = _turn(e)
+        open_index = self._open_answer.get(turn or "?")
+        if e.get("discard_partial") and open_index is not None:
+            # the failed call's streamed text is void: the retry streams the answer anew
+            self.entries[open_index] = replace(self.entries[open_index], text="")
+            changed.append(open_index)
         delay = e.get("delay")
         wait = f" in {float(delay):.1f}s" if isinstance(delay, int | float) else ""
         text = f"retrying (attempt {e.get('attempt', '?')}{wait}): {e.get('message', '')}"
-        return [self._add(Entry("notice", text.rstrip(": "), turn_id=_turn(e)))]
+        return [*changed, self._add(Entry("notice", text.rstrip(": "), turn_id=turn))]
 
     def _compacted(self, e: dict[str, Any]) -> list[int]:
         text = (

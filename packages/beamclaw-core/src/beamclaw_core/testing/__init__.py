@@ -22,6 +22,7 @@ from beamclaw_core.testing.fake_steps import (
     Truncate,
 )
 from beamclaw_core.testing.fake_steps import Hang as ServerHang
+from beamclaw_core.testing.harness import EchoTool, VirtualTime, quiet_core_settings
 from beamclaw_core.testing.scripted import (
     CallTool,
     CallTools,
@@ -38,6 +39,7 @@ from beamclaw_core.testing.scripted import (
 __all__ = [
     "CallTool",
     "CallTools",
+    "EchoTool",
     "Fail",
     "FakeAnthropicServer",
     "FakeLLMServer",
@@ -60,4 +62,6 @@ __all__ = [
     "ServerHang",
     "StreamError",
     "Truncate",
+    "VirtualTime",
+    "quiet_core_settings",
 ]
