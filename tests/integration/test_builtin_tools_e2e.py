@@ -148,7 +148,7 @@ def _gone(pid: int) -> bool:
 
 async def _wait_gone(pid: int) -> None:
     async with asyncio.timeout(10):
-        while not _gone(pid):  # noqa: ASYNC110 - polls the OS, no event to await
+        while not _gone(pid):
             await asyncio.sleep(0.02)
 
 
@@ -187,7 +187,7 @@ async def test_cancelling_mid_bash_answers_with_a_synthetic_result(make_harness:
 
     reader = asyncio.create_task(consume())
     async with asyncio.timeout(10):
-        while not (pid_file.exists() and pid_file.read_text().strip()):  # noqa: ASYNC110
+        while not (pid_file.exists() and pid_file.read_text().strip()):
             await asyncio.sleep(0.02)
     pid = int(pid_file.read_text().strip())
     await h.core.cancel(handle.session_id)

@@ -6,7 +6,7 @@ configuration; agent workspaces. Subpackages (``providers``, ``loop``, ``session
 ``store``, ``workspace``, ``skills``, ``parsing``, ``compaction``, ``testing``) export more.
 """
 
-from beamclaw_core.api import Core, StaticPrompt, WorkspacePrompt
+from beamclaw_core.api import Core
 from beamclaw_core.errors import BeamclawCoreError
 from beamclaw_core.loop import (
     Accepted,
@@ -50,6 +50,7 @@ from beamclaw_core.sessions import (
     TurnHandle,
     UnknownSessionError,
 )
+from beamclaw_core.sessions.prompts import StaticPrompt, WorkspacePrompt
 from beamclaw_core.settings import (
     AgenticLoopSettings,
     CoreSettings,

@@ -11,8 +11,9 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-from beamclaw_tools import ContentPart, ImagePart, TextPart, ToolCall
 from pydantic import BaseModel, ConfigDict, Field
+
+from beamclaw_tools import ContentPart, ImagePart, TextPart, ToolCall
 
 
 class Role(enum.StrEnum):
@@ -70,7 +71,7 @@ class Message(BaseModel):
     model: str | None = None
     is_error: bool = False
     """For tool messages: the tool failed (or was denied, cancelled, interrupted)."""
-    meta: dict[str, Any] = Field(default_factory=lambda: {})
+    meta: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def text(self) -> str:
@@ -94,9 +95,7 @@ class Message(BaseModel):
         return cls(role=Role.USER, content=content, **kw)
 
     @classmethod
-    def assistant(
-        cls, text: str = "", tool_calls: tuple[ToolCall, ...] = (), **kw: Any
-    ) -> Message:
+    def assistant(cls, text: str = "", tool_calls: tuple[ToolCall, ...] = (), **kw: Any) -> Message:
         return cls(role=Role.ASSISTANT, content=text, tool_calls=tool_calls, **kw)
 
     @classmethod
@@ -104,6 +103,10 @@ class Message(BaseModel):
         cls, tool_call_id: str, name: str, content: str, *, is_error: bool = False, **kw: Any
     ) -> Message:
         return cls(
-            role=Role.TOOL, content=content, tool_call_id=tool_call_id, name=name,
-            is_error=is_error, **kw,
+            role=Role.TOOL,
+            content=content,
+            tool_call_id=tool_call_id,
+            name=name,
+            is_error=is_error,
+            **kw,
         )

@@ -188,7 +188,7 @@ async def test_a_message_while_cancelling_runs_after_the_cancel(
     assert await stop.text() == "Stopped the current turn. Cleared 0 queued messages."
     await provider.stopping.wait()
     sid = running.session_id
-    while (await core.status(sid)).state != "cancelling":  # noqa: ASYNC110 - no event for it
+    while (await core.status(sid)).state != "cancelling":
         await asyncio.sleep(0.005)
     during = await core.send(ADDR, "while cancelling")
     assert (await first(during.events(), Queued)).position == 1
