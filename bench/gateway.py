@@ -167,7 +167,9 @@ async def _throughput(
 
 
 def _client() -> httpx.AsyncClient:
-    limits = httpx.Limits(max_connections=100, max_keepalive_connections=100)
+    # idle connections expire well before uvicorn's 5 s keep-alive timeout closes them
+    # (reusing one the server is closing at that moment resets the request)
+    limits = httpx.Limits(max_connections=100, max_keepalive_connections=100, keepalive_expiry=1.0)
     return httpx.AsyncClient(
         transport=AiohttpTransport(limits=limits), limits=limits, timeout=60, trust_env=False
     )
