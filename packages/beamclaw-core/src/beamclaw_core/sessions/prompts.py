@@ -121,8 +121,9 @@ class WorkspacePrompt:
     Every call assembles the prompt afresh (the environment block's clock, today's and
     yesterday's daily logs, the turn's message for skill promotion), but file texts and
     parsed skills come from caches validated by ``stat`` (:class:`FileTextCache`): when
-    nothing changed the prompt is built on the event loop with a dozen ``stat`` calls
-    and no read; when a file must be read the whole build runs in a worker thread.
+    nothing changed the prompt is built on the event loop with about twenty ``stat``
+    calls and no read; when a file must be read the whole build runs in a worker thread.
+    ``files`` is that cache (replaceable, e.g. by one with another clock in tests).
     """
 
     def __init__(
