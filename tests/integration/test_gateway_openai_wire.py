@@ -32,9 +32,12 @@ async def test_tool_turn_streams_through_the_real_provider_chain() -> None:
                 api_key=Secret(literal="sk-x"),
             )
         }
-        async with live_gateway(None, config) as gw, openai.AsyncOpenAI(
-            base_url=f"{gw.base_url}/v1", api_key="unused", max_retries=0
-        ) as client:
+        async with (
+            live_gateway(None, config) as gw,
+            openai.AsyncOpenAI(
+                base_url=f"{gw.base_url}/v1", api_key="unused", max_retries=0
+            ) as client,
+        ):
             stream = await client.chat.completions.create(
                 model="beamclaw/default",
                 messages=[{"role": "user", "content": "think, then answer"}],
