@@ -117,3 +117,15 @@ def test_payloads_are_scrubbed_before_backends_see_them() -> None:
 @pytest.mark.parametrize("name", [e.value for e in EventType])
 def test_catalogue_values_are_snake_case(name: str) -> None:
     assert name == name.lower() and " " not in name
+
+
+def test_each_event_is_scrubbed_once_and_shared_by_backends() -> None:
+    em = Emitter()
+    a, b = Recorder("a"), Recorder("b")
+    em.add_backend(a)
+    em.add_backend(b)
+    em.emit(EventType.TOOL_CALL_START, args={"cmd": "echo sk-abcdefghijklmnop1234567890"})
+    assert em.flush()
+    assert a.events[0] is b.events[0]  # one scrubbed copy, not one per backend
+    assert "sk-abcdefghijklmnop" not in str(a.events[0].data)
+    em.close()

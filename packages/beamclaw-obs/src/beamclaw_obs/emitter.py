@@ -4,8 +4,8 @@
 backend's bounded queue with ``put_nowait``. A full queue drops the event for that backend
 and counts the drop; a backend that raises is counted and keeps running. Each backend is
 drained by its own daemon thread, so ``emit`` is safe from any thread or event loop and
-never blocks or raises into the caller. Payloads are scrubbed on the backend's thread
-(the caller pays only for the enqueue).
+never blocks or raises into the caller. Payloads are scrubbed once, by the first backend
+thread that reaches the event (the caller pays only for the enqueues).
 """
 
 from __future__ import annotations
@@ -46,6 +46,28 @@ class BackendStats:
     delivered: int = 0
     dropped: int = 0
     failed: int = 0
+
+
+class _Pending:
+    """One emitted event shared by every backend's queue, scrubbed once.
+
+    The first backend thread to reach it scrubs it; a race only means two threads compute
+    the same value (attribute assignment is atomic), so no lock is needed.
+    """
+
+    __slots__ = ("clean", "raw")
+
+    def __init__(self, raw: Event) -> None:
+        self.raw = raw
+        self.clean: Event | None = None
+
+    def cleaned(self) -> Event:
+        clean = self.clean
+        if clean is None:
+            raw = self.raw
+            clean = Event(type=raw.type, ts=raw.ts, data=scrub_value(raw.data))
+            self.clean = clean
+        return clean
 
 
 @dataclass
@@ -98,12 +120,12 @@ class Emitter:
     def emit(self, event_type: EventType, /, **data: Any) -> None:
         """Offer an event to every backend. Never blocks, never raises."""
         try:
-            event = Event(type=EventType(event_type), ts=time.time(), data=data)
+            pending = _Pending(Event(type=EventType(event_type), ts=time.time(), data=data))
             with self._lock:
                 lanes = list(self._lanes.values())
             for lane in lanes:
                 try:
-                    lane.queue.put_nowait(event)
+                    lane.queue.put_nowait(pending)
                 except queue.Full:
                     lane.stats.dropped += 1
         except Exception:
@@ -137,8 +159,8 @@ class Emitter:
                     except Exception:
                         lane.stats.failed += 1
                     return
-                assert isinstance(item, Event)
-                clean = Event(type=item.type, ts=item.ts, data=scrub_value(item.data))
+                assert isinstance(item, _Pending)
+                clean = item.cleaned()
                 try:
                     lane.backend.handle(clean)
                     lane.stats.delivered += 1
