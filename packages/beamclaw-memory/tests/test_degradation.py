@@ -16,34 +16,16 @@ from beamclaw_memory import (
 )
 from beamclaw_memory.backends import NO_PROVIDER
 from beamclaw_memory.testing import FakeEmbeddingServer, HashingEmbedder
-from beamclaw_obs import Event, EventType, get_emitter
+from beamclaw_obs import EventType
+from beamclaw_obs.testing import EventRecorder, recording_events
 
 from .conftest import FakeClock, ServiceFactory
 
 
-class Recorder:
-    name = "memory-test-recorder"
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def handle(self, event: Event) -> None:
-        self.events.append(event)
-
-    def close(self) -> None:
-        return None
-
-    def of(self, kind: EventType) -> list[Event]:
-        get_emitter().flush()
-        return [e for e in self.events if e.type is kind]
-
-
 @pytest.fixture
-def events() -> Iterator[Recorder]:
-    recorder = Recorder()
-    get_emitter().add_backend(recorder)
-    yield recorder
-    get_emitter().remove_backend(recorder.name)
+def events() -> Iterator[EventRecorder]:
+    with recording_events("memory-test-recorder") as recorder:
+        yield recorder
 
 
 def settings(server: FakeEmbeddingServer, **extra: object) -> MemorySettings:
@@ -88,7 +70,7 @@ async def test_huge_query_is_truncated_not_fatal(make_service: ServiceFactory) -
 
 
 async def test_endpoint_500_degrades_then_recovers_after_cooldown(
-    sqlite_db: Database, clock: FakeClock, events: Recorder
+    sqlite_db: Database, clock: FakeClock, events: EventRecorder
 ) -> None:
     async with FakeEmbeddingServer() as server:
         memory = create_memory_service(

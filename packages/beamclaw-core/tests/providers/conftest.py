@@ -15,7 +15,7 @@ from beamclaw_core.testing import (
     FakeOpenAIServer,
     FakeStep,
 )
-from beamclaw_obs import Event, EventType, get_emitter
+from beamclaw_obs.testing import EventRecorder, recording_events
 
 
 @dataclass
@@ -67,28 +67,7 @@ def serve(wire: Wire) -> Iterator[Any]:
     return run
 
 
-class EventRecorder:
-    name = "test-recorder"
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def handle(self, event: Event) -> None:
-        self.events.append(event)
-
-    def close(self) -> None:
-        return None
-
-    def of(self, kind: EventType) -> list[Event]:
-        get_emitter().flush()
-        return [e for e in self.events if e.type is kind]
-
-
 @pytest.fixture
 def events() -> Iterator[EventRecorder]:
-    recorder = EventRecorder()
-    get_emitter().add_backend(recorder)
-    try:
+    with recording_events("provider-test-recorder") as recorder:
         yield recorder
-    finally:
-        get_emitter().remove_backend(recorder.name)

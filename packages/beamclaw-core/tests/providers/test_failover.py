@@ -26,8 +26,7 @@ from beamclaw_core.testing import (
     ScriptedProvider,
 )
 from beamclaw_obs import EventType
-
-from .conftest import EventRecorder
+from beamclaw_obs.testing import EventRecorder
 
 USER = [Message.user("hi")]
 

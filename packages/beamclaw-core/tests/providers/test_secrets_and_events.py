@@ -11,8 +11,9 @@ from beamclaw_core.messages import Message
 from beamclaw_core.providers import ErrorKind, ProviderError, collect
 from beamclaw_core.testing import FakeReply, HttpFault
 from beamclaw_obs import EventType
+from beamclaw_obs.testing import EventRecorder
 
-from .conftest import EventRecorder, Wire
+from .conftest import Wire
 
 # Five characters: below the scrubber's literal-registration minimum and matching no
 # credential pattern, so a leak would NOT be hidden by the scrubber; only the provider's
