@@ -30,7 +30,12 @@ from beamclaw_core.providers.base import (
     TextDelta,
     ToolCallDelta,
 )
-from beamclaw_core.providers.classify import error_fields, kind_for_error_type, safe_text
+from beamclaw_core.providers.classify import (
+    error_fields,
+    kind_for_error_type,
+    safe_text,
+    stream_json_object,
+)
 from beamclaw_core.providers.sse import ServerSentEvent
 from beamclaw_tools import TextPart, ToolCall, ToolDef
 
@@ -243,18 +248,9 @@ class AnthropicStreamDecoder:
         self.model: str | None = None
 
     def feed(self, event: ServerSentEvent) -> list[StreamChunk]:
-        try:
-            data = json.loads(event.data)
-        except ValueError as e:
-            raise ProviderError(
-                ErrorKind.UNKNOWN,
-                f"invalid JSON in the stream: {safe_text(event.data, None, 120)}",
-                provider=self._provider,
-                model=self._model,
-            ) from e
-        if not isinstance(data, dict):
+        d = stream_json_object(event.data, provider=self._provider, model=self._model)
+        if d is None:
             return []
-        d: dict[str, Any] = dict(data)  # pyright: ignore[reportUnknownArgumentType]
         kind = d.get("type", event.event)
         if kind == "error":
             raise anthropic_error(d, self._provider, self._model)

@@ -24,7 +24,7 @@ from typing import Any
 
 import httpx
 
-from beamclaw_core.providers.base import ErrorKind
+from beamclaw_core.providers.base import ErrorKind, ProviderError
 from beamclaw_obs import REDACTED, scrub
 
 MAX_MESSAGE_CHARS = 300
@@ -164,3 +164,26 @@ def describe_transport_error(exc: Exception) -> str:
     if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
         return f"connection broke mid-response (truncated stream): {exc}"
     return f"{type(exc).__name__}: {exc}"
+
+
+def stream_json_object(
+    data: str, *, provider: str, model: str | None, secret: str | None = None
+) -> dict[str, Any] | None:
+    """Decode one streamed event's JSON payload.
+
+    Returns the object, or None for valid JSON that is not an object (ignored by both
+    wires). Undecodable text is a :class:`ProviderError` of kind UNKNOWN whose message
+    quotes the start of the payload with ``secret`` masked.
+    """
+    try:
+        value = json.loads(data)
+    except ValueError as e:
+        raise ProviderError(
+            ErrorKind.UNKNOWN,
+            f"invalid JSON in the stream: {safe_text(data, secret, 120)}",
+            provider=provider,
+            model=model,
+        ) from e
+    if not isinstance(value, dict):
+        return None
+    return dict(value)  # pyright: ignore[reportUnknownArgumentType]

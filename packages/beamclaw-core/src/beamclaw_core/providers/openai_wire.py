@@ -28,7 +28,12 @@ from beamclaw_core.providers.base import (
     TextDelta,
     ToolCallDelta,
 )
-from beamclaw_core.providers.classify import error_fields, kind_for_error_type, safe_text
+from beamclaw_core.providers.classify import (
+    error_fields,
+    kind_for_error_type,
+    safe_text,
+    stream_json_object,
+)
 from beamclaw_core.providers.sse import ServerSentEvent
 from beamclaw_tools import ImagePart, TextPart, ToolCall, ToolDef
 
@@ -241,18 +246,11 @@ class OpenAIStreamDecoder:
         if data == "[DONE]":
             self.done = True
             return []
-        try:
-            value = json.loads(data)
-        except ValueError as e:
-            raise ProviderError(
-                ErrorKind.UNKNOWN,
-                f"invalid JSON in the stream: {safe_text(data, self._secret, 120)}",
-                provider=self._provider,
-                model=self._model,
-            ) from e
-        if not isinstance(value, dict):
+        body = stream_json_object(
+            data, provider=self._provider, model=self._model, secret=self._secret
+        )
+        if body is None:
             return []
-        body: dict[str, Any] = dict(value)  # pyright: ignore[reportUnknownArgumentType]
         err = in_band_error(body, self._provider, self._model, self._secret)
         if err is not None:
             raise err
