@@ -37,7 +37,7 @@ async def test_health_reports_version_uptime_components(client: httpx.AsyncClien
     assert body["uptime_seconds"] >= 0
     db = body["components"]["database"]
     assert db["status"] == "up"
-    assert db["url"].startswith("sqlite+aiosqlite:///")
+    assert db["url"].startswith("sqlite:///")
     assert set(db["migrations"]) == expected_heads()
 
 

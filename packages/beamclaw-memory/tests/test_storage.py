@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import socket
+import threading
+import time
 from pathlib import Path
 
 import pytest
-from sqlalchemy import inspect, text
+from sqlalchemy import Connection, inspect, text
 
 from beamclaw_memory import (
     Database,
@@ -22,7 +23,7 @@ from beamclaw_memory import (
 
 
 def test_url_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert resolve_database_url(None, tmp_path) == f"sqlite+aiosqlite:///{tmp_path}/beamclaw.db"
+    assert resolve_database_url(None, tmp_path) == f"sqlite:///{tmp_path}/beamclaw.db"
     assert (
         resolve_database_url("postgresql://u:p@h/db", tmp_path) == "postgresql+asyncpg://u:p@h/db"
     )
@@ -32,12 +33,12 @@ def test_url_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 def test_masked_hides_password() -> None:
     assert "secretpw" not in masked("postgresql+asyncpg://user:secretpw@host:5432/db")
-    assert normalise_url("sqlite:///a.db") == "sqlite+aiosqlite:///a.db"
+    assert normalise_url("sqlite:///a.db") == "sqlite:///a.db"
+    assert normalise_url("sqlite+aiosqlite:///a.db") == "sqlite:///a.db"
 
 
 async def _tables(db: Database) -> set[str]:
-    async with db.engine.connect() as conn:
-        return set(await conn.run_sync(lambda c: inspect(c).get_table_names()))
+    return set(await db.read(lambda c: inspect(c).get_table_names()))
 
 
 async def test_sqlite_is_wal_and_migrates_idempotently(tmp_path: Path) -> None:
@@ -50,9 +51,8 @@ async def test_sqlite_is_wal_and_migrates_idempotently(tmp_path: Path) -> None:
         assert await db.migrate() == heads  # second run is a no-op
         tables = await _tables(db)
         assert {"memory_entries", "embedding_cache", "memory_sources", "alembic_version"} <= tables
-        async with db.engine.connect() as conn:
-            mode = (await conn.execute(text("PRAGMA journal_mode"))).scalar_one()
-            fks = (await conn.execute(text("PRAGMA foreign_keys"))).scalar_one()
+        mode = await db.read(lambda c: c.execute(text("PRAGMA journal_mode")).scalar_one())
+        fks = await db.read(lambda c: c.execute(text("PRAGMA foreign_keys")).scalar_one())
         assert mode == "wal"
         assert fks == 1
         assert await db.current_heads() == set(heads)
@@ -99,10 +99,6 @@ async def test_unopenable_sqlite_is_a_clear_error(tmp_path: Path) -> None:
             await db.check()
     finally:
         await db.dispose()
-        # aiosqlite finalises the failed connection from its worker thread; let that
-        # happen while this test's event loop is still open (else it warns later)
-        gc.collect()
-        await asyncio.sleep(0.05)
 
 
 FAILING_REVISION = '''"""a revision that creates a table and then fails
@@ -159,3 +155,89 @@ async def test_a_failing_migration_leaves_nothing_half_done_postgres(
     postgres_url: str, tmp_path: Path
 ) -> None:
     await _assert_failing_migration_is_atomic(postgres_url, tmp_path)
+
+
+async def _counter_db(url: str) -> Database:
+    db = Database(url)
+    await db.write(lambda c: c.execute(text("CREATE TABLE IF NOT EXISTS counter (n INTEGER)")))
+    return db
+
+
+def _bump(conn: Connection) -> int:
+    """Read-then-write: fails with "database is locked" unless the transaction held the
+    write lock from its start."""
+    n = conn.execute(text("SELECT count(*) FROM counter")).scalar_one()
+    time.sleep(0.002)  # widen the window between the read and the write
+    conn.execute(text("INSERT INTO counter (n) VALUES (:n)"), {"n": n})
+    return int(n)
+
+
+async def test_sqlite_writers_of_two_databases_queue_for_the_lock(tmp_path: Path) -> None:
+    # Two Database objects on one file stand for two processes sharing it.
+    url = f"sqlite:///{tmp_path}/shared.db"
+    first, second = await _counter_db(url), await _counter_db(url)
+    try:
+        results = await asyncio.gather(
+            *(db.write(_bump) for _ in range(20) for db in (first, second))
+        )
+        assert sorted(results) == list(range(40))  # every read saw every earlier write
+    finally:
+        await first.dispose()
+        await second.dispose()
+
+
+async def test_sqlite_units_of_work_run_off_the_event_loop(tmp_path: Path) -> None:
+    db = await _counter_db(f"sqlite:///{tmp_path}/t.db")
+    try:
+        loop_thread = threading.current_thread().name
+        names = {
+            await db.write(lambda _c: threading.current_thread().name),
+            await db.read(lambda _c: threading.current_thread().name),
+        }
+        assert loop_thread not in names
+        # a unit that raises is rolled back, and the error reaches the caller
+        with pytest.raises(RuntimeError, match="boom"):
+            await db.write(lambda c: (_bump(c), _raise(RuntimeError("boom"))))
+        assert (
+            await db.read(lambda c: c.execute(text("SELECT count(*) FROM counter")).scalar()) == 0
+        )
+    finally:
+        await db.dispose()
+        await db.dispose()  # idempotent
+
+
+async def test_a_cancelled_caller_does_not_undo_its_write(tmp_path: Path) -> None:
+    db = await _counter_db(f"sqlite:///{tmp_path}/t.db")
+    try:
+        started = threading.Event()
+
+        def slow(conn: Connection) -> int:
+            started.set()
+            time.sleep(0.05)
+            return _bump(conn)
+
+        task = asyncio.create_task(db.write(slow))
+        await asyncio.to_thread(started.wait, 5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        # the next unit on the single writer runs after it: the row is there
+        count = await db.write(lambda c: c.execute(text("SELECT count(*) FROM counter")).scalar())
+        assert count == 1
+    finally:
+        await db.dispose()
+
+
+async def test_in_memory_sqlite_reads_what_it_wrote() -> None:
+    db = await _counter_db("sqlite://")
+    try:
+        await db.write(_bump)
+        assert (
+            await db.read(lambda c: c.execute(text("SELECT count(*) FROM counter")).scalar()) == 1
+        )
+    finally:
+        await db.dispose()
+
+
+def _raise(exc: BaseException) -> None:
+    raise exc

@@ -25,13 +25,11 @@ async def store(tmp_path: Path) -> AsyncIterator[ConversationStore]:
 
 
 async def test_migration_matches_table_definitions(store: ConversationStore) -> None:
-    async with store.db.engine.connect() as conn:
+    def columns(sync_conn: sa.Connection) -> dict[str, set[str]]:
+        inspector = sa.inspect(sync_conn)
+        return {t: {c["name"] for c in inspector.get_columns(t)} for t in metadata.tables}
 
-        def columns(sync_conn: sa.Connection) -> dict[str, set[str]]:
-            inspector = sa.inspect(sync_conn)
-            return {t: {c["name"] for c in inspector.get_columns(t)} for t in metadata.tables}
-
-        found = await conn.run_sync(columns)
+    found = await store.db.read(columns)
     for name, table in metadata.tables.items():
         assert found[name] == {c.name for c in table.columns}
 

@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Connection
 
 from beamclaw_gateway.tables import a2a_tasks
 from beamclaw_memory import Database
@@ -19,19 +20,17 @@ class A2AStore:
 
     async def create(self, task: dict[str, Any], session_id: str) -> None:
         now = time.time()
-        async with self.db.engine.begin() as conn:
-            await conn.execute(
-                a2a_tasks.insert().values(
-                    id=task["id"],
-                    context_id=task["contextId"],
-                    session_id=session_id,
-                    turn_id=None,
-                    state=task["status"]["state"],
-                    data=task,
-                    created_at=now,
-                    updated_at=now,
-                )
-            )
+        stmt = a2a_tasks.insert().values(
+            id=task["id"],
+            context_id=task["contextId"],
+            session_id=session_id,
+            turn_id=None,
+            state=task["status"]["state"],
+            data=task,
+            created_at=now,
+            updated_at=now,
+        )
+        await self.db.write(lambda conn: conn.execute(stmt))
 
     async def save(self, task: dict[str, Any], *, turn_id: str | None = None) -> None:
         values: dict[str, Any] = {
@@ -41,21 +40,13 @@ class A2AStore:
         }
         if turn_id is not None:
             values["turn_id"] = turn_id
-        async with self.db.engine.begin() as conn:
-            await conn.execute(
-                a2a_tasks.update().where(a2a_tasks.c.id == task["id"]).values(**values)
-            )
+        stmt = a2a_tasks.update().where(a2a_tasks.c.id == task["id"]).values(**values)
+        await self.db.write(lambda conn: conn.execute(stmt))
 
     async def get(self, task_id: str) -> tuple[dict[str, Any], str] | None:
         """The task and its session id, or None."""
-        async with self.db.engine.connect() as conn:
-            row = (
-                await conn.execute(
-                    sa.select(a2a_tasks.c.data, a2a_tasks.c.session_id).where(
-                        a2a_tasks.c.id == task_id
-                    )
-                )
-            ).first()
+        query = sa.select(a2a_tasks.c.data, a2a_tasks.c.session_id).where(a2a_tasks.c.id == task_id)
+        row = await self.db.read(lambda conn: conn.execute(query).first())
         return None if row is None else (dict(row[0]), str(row[1]))
 
     async def list(
@@ -72,15 +63,17 @@ class A2AStore:
             where.append(a2a_tasks.c.context_id == context_id)
         if state is not None:
             where.append(a2a_tasks.c.state == state)
-        async with self.db.engine.connect() as conn:
-            total = (
-                await conn.execute(sa.select(sa.func.count()).select_from(a2a_tasks).where(*where))
-            ).scalar_one()
-            rows = await conn.execute(
-                sa.select(a2a_tasks.c.data)
-                .where(*where)
-                .order_by(a2a_tasks.c.updated_at.desc(), a2a_tasks.c.id)
-                .limit(limit)
-                .offset(offset)
-            )
-            return [dict(r[0]) for r in rows], int(total)
+        count = sa.select(sa.func.count()).select_from(a2a_tasks).where(*where)
+        page = (
+            sa.select(a2a_tasks.c.data)
+            .where(*where)
+            .order_by(a2a_tasks.c.updated_at.desc(), a2a_tasks.c.id)
+            .limit(limit)
+            .offset(offset)
+        )
+
+        def work(conn: Connection) -> tuple[list[dict[str, Any]], int]:
+            total = conn.execute(count).scalar_one()
+            return [dict(r[0]) for r in conn.execute(page)], int(total)
+
+        return await self.db.read(work)

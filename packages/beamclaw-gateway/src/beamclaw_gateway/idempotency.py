@@ -12,10 +12,12 @@ import asyncio
 import hashlib
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 
 import sqlalchemy as sa
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
 
 from beamclaw_gateway.tables import idempotency
 from beamclaw_memory import Database
@@ -55,30 +57,10 @@ class IdempotencyStore:
     async def claim(self, key: str, print_: str, *, wait: float = 900.0) -> Claim:
         """Start the request for ``key`` (``new``) or get what an earlier one left."""
         now = time.time()
-        async with self.db.engine.begin() as conn:
-            await conn.execute(idempotency.delete().where(idempotency.c.expires_at < now))
-        try:
-            async with self.db.engine.begin() as conn:
-                await conn.execute(
-                    idempotency.insert().values(
-                        key=key,
-                        fingerprint=print_,
-                        state=IN_PROGRESS,
-                        created_at=now,
-                        expires_at=now + self.ttl,
-                    )
-                )
-        except IntegrityError:
-            pass
-        else:
+        row = await self.db.write(partial(self._claim, key=key, print_=print_, now=now))
+        if row is None:
             self._waiters[key] = asyncio.get_running_loop().create_future()
             return Claim("new")
-        async with self.db.engine.connect() as conn:
-            row = (
-                await conn.execute(sa.select(idempotency).where(idempotency.c.key == key))
-            ).first()
-        if row is None:  # expired between the insert and the read: try once more
-            return await self.claim(key, print_, wait=wait)
         m = row._mapping  # pyright: ignore[reportPrivateUsage]
         if m["fingerprint"] != print_:
             return Claim("mismatch")
@@ -92,27 +74,46 @@ class IdempotencyStore:
             return Claim("busy")
         return Claim("replay", waiter.result())
 
+    def _claim(self, conn: Connection, *, key: str, print_: str, now: float) -> sa.Row[Any] | None:
+        """Drop expired keys and insert ``key``: None when inserted, else the existing row."""
+        conn.execute(idempotency.delete().where(idempotency.c.expires_at < now))
+        insert = postgresql.insert if self.db.dialect == "postgresql" else sqlite.insert
+        inserted = conn.execute(
+            insert(idempotency)
+            .values(
+                key=key,
+                fingerprint=print_,
+                state=IN_PROGRESS,
+                created_at=now,
+                expires_at=now + self.ttl,
+            )
+            .on_conflict_do_nothing(index_elements=["key"])
+        )
+        if inserted.rowcount == 1:
+            return None
+        return conn.execute(sa.select(idempotency).where(idempotency.c.key == key)).one()
+
     async def finish(self, key: str, answer: StoredAnswer, session_id: str | None) -> None:
         """Store the answer and wake same-node waiters."""
-        async with self.db.engine.begin() as conn:
-            await conn.execute(
-                idempotency.update()
-                .where(idempotency.c.key == key)
-                .values(
-                    state=DONE,
-                    status_code=answer.status_code,
-                    response=answer.body,
-                    session_id=session_id,
-                )
+        stmt = (
+            idempotency.update()
+            .where(idempotency.c.key == key)
+            .values(
+                state=DONE,
+                status_code=answer.status_code,
+                response=answer.body,
+                session_id=session_id,
             )
+        )
+        await self.db.write(lambda conn: conn.execute(stmt))
         waiter = self._waiters.pop(key, None)
         if waiter is not None and not waiter.done():
             waiter.set_result(answer)
 
     async def abandon(self, key: str) -> None:
         """Forget an in-progress key whose request never started a turn."""
-        async with self.db.engine.begin() as conn:
-            await conn.execute(idempotency.delete().where(idempotency.c.key == key))
+        stmt = idempotency.delete().where(idempotency.c.key == key)
+        await self.db.write(lambda conn: conn.execute(stmt))
         waiter = self._waiters.pop(key, None)
         if waiter is not None and not waiter.done():
             waiter.cancel()

@@ -1,40 +1,54 @@
-"""The shared database: async SQLAlchemy engine, session factory and migrations.
+"""The shared database: units of work on SQLAlchemy connections, and migrations.
 
-Default: SQLite at ``$BEAMCLAW_HOME/beamclaw.db`` in WAL mode (aiosqlite). Scale-out:
-PostgreSQL (asyncpg) when ``BEAMCLAW_DATABASE_URL`` (or ``[memory] database_url``) is set.
-Every package contributes Alembic revisions through the ``beamclaw.migrations`` entry
-point group (value: an importable package whose directory holds its revision files, each
+Default: SQLite at ``$BEAMCLAW_HOME/beamclaw.db`` in WAL mode. Scale-out: PostgreSQL
+(asyncpg) when ``BEAMCLAW_DATABASE_URL`` (or ``[memory] database_url``) is set. Every
+package contributes Alembic revisions through the ``beamclaw.migrations`` entry point
+group (value: an importable package whose directory holds its revision files, each
 package on its own branch); :meth:`Database.migrate` upgrades all heads at start.
+
+Callers hand :meth:`Database.read` and :meth:`Database.write` a *unit of work*: a plain
+function of one synchronous :class:`~sqlalchemy.engine.Connection`, run inside one
+transaction. On SQLite it runs on a database thread with the standard ``sqlite3`` driver
+(one thread hop per unit instead of several per statement, which is what an async driver
+costs); writes go through a single writer thread whose transactions start with ``BEGIN
+IMMEDIATE``, so they queue for the write lock instead of failing half-way. On PostgreSQL
+it runs through the async engine's ``run_sync``. A unit of work never awaits: the
+transaction it holds cannot interleave with others on the event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
+from functools import partial
 from importlib import import_module
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import event, text
+from sqlalchemy import Engine, create_engine, event, pool, text
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import (
-    AsyncEngine,
-    AsyncSession,
-    async_sessionmaker,
-    create_async_engine,
-)
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from beamclaw_memory.errors import DatabaseUnavailableError, MigrationError
 
 DATABASE_URL_ENV = "BEAMCLAW_DATABASE_URL"
 DB_FILE_NAME = "beamclaw.db"
 MIGRATIONS_GROUP = "beamclaw.migrations"
+READ_THREADS = 2
+"""SQLite reader threads (WAL readers never wait for the writer)."""
+
+T = TypeVar("T")
+Work = Callable[[Connection], T]
+"""A unit of work: runs inside one transaction, synchronously, and never awaits."""
 
 
 def resolve_database_url(configured: str | None, home: Path) -> str:
@@ -44,12 +58,13 @@ def resolve_database_url(configured: str | None, home: Path) -> str:
 
 
 def normalise_url(url: str) -> str:
-    """Pick the async driver: ``postgres[ql]://`` → asyncpg, ``sqlite://`` → aiosqlite."""
+    """Pick the driver: ``postgres[ql]://`` → asyncpg, ``sqlite[+driver]://`` → sqlite3."""
     for prefix in ("postgres://", "postgresql://", "postgresql+psycopg://"):
         if url.startswith(prefix):
             return "postgresql+asyncpg://" + url[len(prefix) :]
-    if url.startswith("sqlite://"):
-        return "sqlite+aiosqlite://" + url[len("sqlite://") :]
+    for prefix in ("sqlite+aiosqlite://", "sqlite+pysqlite://"):
+        if url.startswith(prefix):
+            return "sqlite://" + url[len(prefix) :]
     return url
 
 
@@ -64,7 +79,7 @@ def masked(url: str) -> str:
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     # The driver's own transaction handling never wraps DDL in a transaction, so a
     # migration killed half-way would leave tables without their alembic_version row.
-    # Taking over BEGIN (see _sqlite_begin) makes every transaction, DDL included, atomic.
+    # Taking over BEGIN (see _begin) makes every transaction, DDL included, atomic.
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
@@ -74,8 +89,18 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def _sqlite_begin(connection: Any) -> None:
-    connection.exec_driver_sql("BEGIN")
+def _begin(statement: str) -> Callable[[Connection], None]:
+    def begin(connection: Connection) -> None:
+        connection.exec_driver_sql(statement)
+
+    return begin
+
+
+def _sqlite_engine(url: str, begin: str, **kwargs: Any) -> Engine:
+    engine = create_engine(url, **kwargs)
+    event.listen(engine, "connect", _sqlite_pragmas)
+    event.listen(engine, "begin", _begin(begin))
+    return engine
 
 
 def migration_locations(extra: Iterable[str] = ()) -> list[str]:
@@ -89,35 +114,82 @@ def migration_locations(extra: Iterable[str] = ()) -> list[str]:
 
 
 class Database:
-    """One engine and session factory for the whole process."""
+    """The process's database: units of work, migrations, health check."""
 
     def __init__(self, url: str, *, echo: bool = False, pool_size: int = 10) -> None:
         self.url = normalise_url(url)
         self.is_sqlite = self.url.startswith("sqlite")
-        kwargs: dict[str, Any] = {"echo": echo, "pool_pre_ping": not self.is_sqlite}
+        self._async: AsyncEngine | None = None
+        self._writer: Engine | None = None
+        self._reader: Engine | None = None
+        self._write_thread: ThreadPoolExecutor | None = None
+        self._read_threads: ThreadPoolExecutor | None = None
         if not self.is_sqlite:
-            kwargs.update(pool_size=pool_size, max_overflow=pool_size)
-        if self.is_sqlite:
-            path = make_url(self.url).database
-            if path and path != ":memory:":
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self.engine: AsyncEngine = create_async_engine(self.url, **kwargs)
-        if self.is_sqlite:
-            event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
-            event.listen(self.engine.sync_engine, "begin", _sqlite_begin)
-        self.sessions: async_sessionmaker[AsyncSession] = async_sessionmaker(
-            self.engine, expire_on_commit=False
+            self._async = create_async_engine(
+                self.url,
+                echo=echo,
+                pool_pre_ping=True,
+                pool_size=pool_size,
+                max_overflow=pool_size,
+            )
+            return
+        path = make_url(self.url).database
+        in_memory = not path or path == ":memory:" or "mode=memory" in self.url
+        if not in_memory:
+            assert path is not None
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        # One connection for the one writer thread; a private in-memory database has
+        # only that connection, so its reads go to the writer too.
+        self._writer = _sqlite_engine(
+            self.url,
+            "BEGIN IMMEDIATE",
+            echo=echo,
+            poolclass=pool.StaticPool if in_memory else pool.QueuePool,
+            **({} if in_memory else {"pool_size": 1, "max_overflow": 0}),
         )
+        self._write_thread = ThreadPoolExecutor(1, thread_name_prefix="db-write")
+        if in_memory:
+            self._reader, self._read_threads = self._writer, self._write_thread
+        else:
+            self._reader = _sqlite_engine(
+                self.url, "BEGIN", echo=echo, pool_size=READ_THREADS, max_overflow=0
+            )
+            self._read_threads = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="db-read")
 
     @property
     def display_url(self) -> str:
         return masked(self.url)
 
+    @property
+    def dialect(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return "sqlite" if self.is_sqlite else "postgresql"
+
+    async def read(self, work: Work[T]) -> T:
+        """Run ``work`` in a read transaction (a consistent snapshot); returns its result."""
+        if self._async is not None:
+            async with self._async.connect() as conn:
+                return await conn.run_sync(work)
+        assert self._reader is not None and self._read_threads is not None
+        return await _on(self._read_threads, partial(_in_transaction, self._reader, work))
+
+    async def write(self, work: Work[T]) -> T:
+        """Run ``work`` in a write transaction, committed when it returns and rolled back
+        when it raises. On SQLite the transaction holds the write lock from its start.
+
+        A cancelled caller does not cancel the unit of work: it still commits, and only
+        its result is lost.
+        """
+        if self._async is not None:
+            async with self._async.begin() as conn:
+                return await conn.run_sync(work)
+        assert self._writer is not None and self._write_thread is not None
+        return await _on(self._write_thread, partial(_in_transaction, self._writer, work))
+
     async def check(self) -> None:
         """Open a connection and run ``SELECT 1``; raise :class:`DatabaseUnavailableError`."""
         try:
-            async with self.engine.connect() as conn:
-                await conn.execute(text("SELECT 1"))
+            await self.read(lambda conn: conn.execute(text("SELECT 1")).scalar())
         except (SQLAlchemyError, OSError) as exc:
             raise DatabaseUnavailableError(self.display_url, _reason(exc)) from exc
 
@@ -131,20 +203,37 @@ class Database:
         locations = migration_locations(extra_locations)
         await self.check()
         try:
-            async with self.engine.begin() as conn:
-                return await conn.run_sync(_upgrade, locations)
+            return await self.write(partial(_upgrade, locations=locations))
         except Exception as exc:
             raise MigrationError(f"migrating {self.display_url} failed: {_reason(exc)}") from exc
 
     async def current_heads(self) -> set[str]:
         """Revisions currently recorded in the database."""
-        async with self.engine.connect() as conn:
-            return await conn.run_sync(
-                lambda c: set(MigrationContext.configure(c).get_current_heads())
-            )
+        return await self.read(lambda c: set(MigrationContext.configure(c).get_current_heads()))
 
     async def dispose(self) -> None:
-        await self.engine.dispose()
+        """Close every connection and stop the database threads (idempotent)."""
+        if self._async is not None:
+            await self._async.dispose()
+            return
+        for engine, threads in (
+            (self._reader, self._read_threads),
+            (self._writer, self._write_thread),
+        ):
+            if engine is None or threads is None:
+                continue
+            with suppress(RuntimeError):  # threads already shut down
+                await _on(threads, engine.dispose)
+            threads.shutdown(wait=False)
+
+
+async def _on(threads: ThreadPoolExecutor, work: Callable[[], T]) -> T:
+    return await asyncio.get_running_loop().run_in_executor(threads, work)
+
+
+def _in_transaction(engine: Engine, work: Work[T]) -> T:
+    with engine.begin() as conn:
+        return work(conn)
 
 
 def alembic_config(locations: list[str], connection: Connection | None = None) -> Config:
@@ -164,7 +253,7 @@ def expected_heads(extra_locations: Iterable[str] = ()) -> set[str]:
     return set(ScriptDirectory.from_config(cfg).get_heads())
 
 
-def _upgrade(connection: Connection, locations: list[str]) -> list[str]:
+def _upgrade(connection: Connection, *, locations: list[str]) -> list[str]:
     command.upgrade(alembic_config(locations, connection), "heads")
     return sorted(MigrationContext.configure(connection).get_current_heads())
 

@@ -9,20 +9,25 @@ Invariants:
 * :meth:`ConversationStore.commit` writes a transition atomically: the new state, its
   messages and the consumed pending run in one transaction. A ``kill -9`` at any instant
   leaves either all of it or none of it.
-* Every write transaction starts with a write statement, never a read: on SQLite a
-  transaction that reads first and writes later fails when another connection commits
-  in between, instead of waiting for the lock.
+* Each public method is one unit of work (:meth:`~beamclaw_memory.Database.read` or
+  ``write``): one transaction, one trip to the database thread. Write transactions hold
+  SQLite's write lock from their first statement, so a read-then-write never fails
+  half-way because another connection committed in between.
+* The hot statements are built once, with bound parameters: building a statement and
+  its cache key costs more than running it on SQLite.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from beamclaw_core.loop.states import Idle, State, state_from_json, state_to_json
 from beamclaw_core.messages import Message
@@ -81,15 +86,49 @@ class View:
     """Sequence number of the first raw message in the view."""
 
 
-async def _write_lock(conn: AsyncConnection) -> None:
-    """Take the database's write lock before a transaction's first read.
-
-    SQLite (WAL) fails a transaction that read, then tries to write after another
-    connection committed ("database is locked", without waiting for busy_timeout). A
-    write statement first — this one matches no row — makes the transaction a writer
-    from the start, so it waits its turn instead. A no-op on PostgreSQL.
-    """
-    await conn.execute(conversations.update().where(sa.false()).values(updated_at=0.0))
+_GET = sa.select(conversations).where(conversations.c.id == sa.bindparam("b_id"))
+_MAX_SEQ = sa.select(sa.func.max(messages.c.seq)).where(
+    messages.c.conversation_id == sa.bindparam("b_id")
+)
+_MAX_POSITION = sa.select(sa.func.max(pending_runs.c.position)).where(
+    pending_runs.c.conversation_id == sa.bindparam("b_id")
+)
+_INSERT_MESSAGES = messages.insert()
+_INSERT_RUN = pending_runs.insert()
+_DROP_RUNS = pending_runs.delete().where(
+    pending_runs.c.id.in_(sa.bindparam("b_ids", expanding=True))
+)
+_LAST_MARKER = (
+    sa.select(messages.c.seq, messages.c.kind, messages.c.content)
+    .where(messages.c.conversation_id == sa.bindparam("b_id"), messages.c.kind != MESSAGE)
+    .order_by(messages.c.seq.desc())
+    .limit(1)
+)
+_ROWS_AFTER = (
+    sa.select(messages.c.seq, messages.c.kind, messages.c.content, messages.c.created_at)
+    .where(
+        messages.c.conversation_id == sa.bindparam("b_id"),
+        messages.c.seq > sa.bindparam("b_after"),
+    )
+    .order_by(messages.c.seq)
+)
+_STATE_VALUES = {
+    "state": sa.bindparam("b_state"),
+    "state_data": sa.bindparam("b_state_data"),
+    "state_updated_at": sa.bindparam("b_now"),
+    "updated_at": sa.bindparam("b_now"),
+}
+_SET_STATE = {
+    activity: conversations.update()
+    .where(conversations.c.id == sa.bindparam("b_id"))
+    .values(**_STATE_VALUES, **({"last_activity_at": sa.bindparam("b_now")} if activity else {}))
+    for activity in (False, True)
+}
+_TOUCH = (
+    conversations.update()
+    .where(conversations.c.id == sa.bindparam("b_id"))
+    .values(updated_at=sa.bindparam("b_now"))
+)
 
 
 def _record(row: sa.Row[Any]) -> ConversationRecord:
@@ -139,100 +178,92 @@ class ConversationStore:
         if existing is not None:
             return existing
         idle = Idle()
-        try:
-            async with self.db.engine.begin() as conn:
-                await conn.execute(
-                    conversations.insert().values(
-                        id=conversation_id,
-                        agent_id=agent_id,
-                        user_id=user_id,
-                        channel=channel,
-                        parent_id=parent_id,
-                        state=idle.kind,
-                        state_data=state_to_json(idle),
-                        last_activity_at=now,
-                        state_updated_at=now,
-                        created_at=now,
-                        updated_at=now,
-                    )
-                )
-        except IntegrityError:
-            raced = await self.get(conversation_id)
-            if raced is None:
-                raise
-            return raced
-        return ConversationRecord(
-            conversation_id, agent_id, user_id, channel, parent_id, idle, now, now, now
+        insert = postgresql.insert if self.db.dialect == "postgresql" else sqlite.insert
+        stmt = (
+            insert(conversations)
+            .values(
+                id=conversation_id,
+                agent_id=agent_id,
+                user_id=user_id,
+                channel=channel,
+                parent_id=parent_id,
+                state=idle.kind,
+                state_data=state_to_json(idle),
+                last_activity_at=now,
+                state_updated_at=now,
+                created_at=now,
+                updated_at=now,
+            )
+            .on_conflict_do_nothing(index_elements=["id"])
         )
 
+        def work(conn: Connection) -> ConversationRecord:
+            # Created here, or concurrently by another caller: either way, read it back.
+            conn.execute(stmt)
+            return _record(conn.execute(_GET, {"b_id": conversation_id}).one())
+
+        return await self.db.write(work)
+
     async def get(self, conversation_id: str) -> ConversationRecord | None:
-        async with self.db.engine.connect() as conn:
-            row = (
-                await conn.execute(
-                    sa.select(conversations).where(conversations.c.id == conversation_id)
-                )
-            ).first()
+        row = await self.db.read(lambda conn: conn.execute(_GET, {"b_id": conversation_id}).first())
         return None if row is None else _record(row)
 
     async def list(self, *, include_children: bool = False) -> list[ConversationRecord]:
         query = sa.select(conversations).order_by(conversations.c.last_activity_at.desc())
         if not include_children:
             query = query.where(conversations.c.parent_id.is_(None))
-        async with self.db.engine.connect() as conn:
-            return [_record(r) for r in (await conn.execute(query)).all()]
+        return await self.db.read(lambda conn: [_record(r) for r in conn.execute(query)])
 
     async def busy(self) -> list[str]:
         """Conversations persisted mid-turn (neither idle nor error): to recover at start."""
-        async with self.db.engine.connect() as conn:
-            rows = await conn.execute(
-                sa.select(conversations.c.id).where(conversations.c.state.not_in(_QUIET_STATES))
-            )
-            return [r[0] for r in rows]
+        query = sa.select(conversations.c.id).where(conversations.c.state.not_in(_QUIET_STATES))
+        return await self.db.read(lambda conn: [r[0] for r in conn.execute(query)])
 
     async def delete(self, conversation_id: str) -> bool:
         """Delete a conversation with its messages, runs and children. True if it existed."""
-        async with self.db.engine.begin() as conn:
-            await self._delete_tree(conn, [conversation_id])
-            result = await conn.execute(
+
+        def work(conn: Connection) -> bool:
+            self._delete_tree(conn, [conversation_id])
+            result = conn.execute(
                 conversations.delete().where(conversations.c.id == conversation_id)
             )
-        return result.rowcount > 0
+            return result.rowcount > 0
 
-    async def _delete_tree(self, conn: AsyncConnection, ids: Sequence[str]) -> None:
+        return await self.db.write(work)
+
+    def _delete_tree(self, conn: Connection, ids: Sequence[str]) -> None:
         for conversation_id in ids:
             self._last_seq.pop(conversation_id, None)
-        await conn.execute(messages.delete().where(messages.c.conversation_id.in_(ids)))
-        await conn.execute(pending_runs.delete().where(pending_runs.c.conversation_id.in_(ids)))
+        conn.execute(messages.delete().where(messages.c.conversation_id.in_(ids)))
+        conn.execute(pending_runs.delete().where(pending_runs.c.conversation_id.in_(ids)))
         # Explicit children-first delete: cascades are not relied upon (SQLite may have
         # foreign keys off on connections created outside Database).
         children = [
             r[0]
-            for r in await conn.execute(
+            for r in conn.execute(
                 sa.select(conversations.c.id).where(conversations.c.parent_id.in_(ids))
             )
         ]
         if children:
-            await self._delete_tree(conn, children)
-            await conn.execute(conversations.delete().where(conversations.c.id.in_(children)))
+            self._delete_tree(conn, children)
+            conn.execute(conversations.delete().where(conversations.c.id.in_(children)))
 
     async def expire(self, before: float) -> list[str]:
         """TTL cleaner: delete idle top-level conversations inactive since before ``before``."""
-        async with self.db.engine.begin() as conn:
-            await _write_lock(conn)
-            ids = [
-                r[0]
-                for r in await conn.execute(
-                    sa.select(conversations.c.id).where(
-                        conversations.c.last_activity_at < before,
-                        conversations.c.state.in_(_QUIET_STATES),
-                        conversations.c.parent_id.is_(None),
-                    )
-                )
-            ]
+        query = sa.select(conversations.c.id).where(
+            conversations.c.last_activity_at < before,
+            conversations.c.state.in_(_QUIET_STATES),
+            conversations.c.parent_id.is_(None),
+        )
+
+        def work(conn: Connection) -> list[str]:
+            ids = [r[0] for r in conn.execute(query)]
             if ids:
-                await self._delete_tree(conn, ids)
-                await conn.execute(conversations.delete().where(conversations.c.id.in_(ids)))
-        return ids
+                self._delete_tree(conn, ids)
+                conn.execute(conversations.delete().where(conversations.c.id.in_(ids)))
+            return ids
+
+        return await self.db.write(work)
 
     # ------------------------------------------------------------ transitions and messages
 
@@ -253,39 +284,33 @@ class ConversationStore:
         messages.
         """
         rows: list[_Row] = [(MESSAGE, m, None) for m in new_messages]
-        values: dict[str, Any] = {
-            "state": state.kind,
-            "state_data": state_to_json(state),
-            "state_updated_at": now,
-            "updated_at": now,
+        update = _SET_STATE[activity]
+        params = {
+            "b_id": conversation_id,
+            "b_state": state.kind,
+            "b_state_data": state_to_json(state),
+            "b_now": now,
         }
-        if activity:
-            values["last_activity_at"] = now
+        runs = list(consumed_runs)
 
-        async def write(conn: AsyncConnection) -> list[int]:
-            # The UPDATE comes first so the transaction holds SQLite's write lock before
-            # it reads max(seq) (a read-then-write transaction fails with "database is
-            # locked" when another connection commits in between).
-            await conn.execute(
-                conversations.update().where(conversations.c.id == conversation_id).values(**values)
-            )
-            seqs = await self._append(conn, conversation_id, rows, now)
-            if consumed_runs:
-                await conn.execute(
-                    pending_runs.delete().where(pending_runs.c.id.in_(list(consumed_runs)))
-                )
+        def write(conn: Connection, seq: int | None) -> list[int]:
+            conn.execute(update, params)
+            seqs = _append(conn, conversation_id, rows, now, seq)
+            if runs:
+                conn.execute(_DROP_RUNS, {"b_ids": runs})
             return seqs
 
         return await self._transaction(conversation_id, write)
 
     async def _transaction(
-        self, conversation_id: str, write: Callable[[AsyncConnection], Awaitable[list[int]]]
+        self, conversation_id: str, write: Callable[[Connection, int | None], list[int]]
     ) -> list[int]:
-        """Run ``write`` in one transaction; redo it once if the cached ``seq`` was stale."""
+        """Run ``write`` (given the cached last ``seq``) in one transaction; redo it once,
+        reading ``seq`` from the database, if the cached value was stale."""
         for attempt in (1, 2):
+            seq = self._last_seq.get(conversation_id)
             try:
-                async with self.db.engine.begin() as conn:
-                    seqs = await write(conn)
+                seqs = await self.db.write(lambda conn, seq=seq: write(conn, seq))
             except IntegrityError:
                 if attempt == 2 or self._last_seq.pop(conversation_id, None) is None:
                     raise
@@ -301,179 +326,71 @@ class ConversationStore:
         """Append a ``summary`` or ``reset`` marker row; returns its sequence number."""
         rows: list[_Row] = [(kind, None, data)]
 
-        async def write(conn: AsyncConnection) -> list[int]:
-            await conn.execute(  # write first: see commit()
-                conversations.update()
-                .where(conversations.c.id == conversation_id)
-                .values(updated_at=now)
-            )
-            return await self._append(conn, conversation_id, rows, now)
+        def write(conn: Connection, seq: int | None) -> list[int]:
+            conn.execute(_TOUCH, {"b_id": conversation_id, "b_now": now})
+            return _append(conn, conversation_id, rows, now, seq)
 
         return (await self._transaction(conversation_id, write))[0]
 
-    async def _append(
-        self,
-        conn: AsyncConnection,
-        conversation_id: str,
-        rows: Sequence[_Row],
-        now: float,
-    ) -> list[int]:
-        if not rows:
-            return []
-        seq = self._last_seq.get(conversation_id)
-        if seq is None:
-            last = (
-                await conn.execute(
-                    sa.select(sa.func.max(messages.c.seq)).where(
-                        messages.c.conversation_id == conversation_id
-                    )
-                )
-            ).scalar()
-            seq = int(last or 0)
-        values: list[dict[str, Any]] = []
-        for kind, message, data in rows:
-            seq += 1
-            if message is not None:
-                usage = message.usage
-                values.append(
-                    {
-                        "conversation_id": conversation_id,
-                        "seq": seq,
-                        "kind": kind,
-                        "role": message.role.value,
-                        "content": message.model_dump(mode="json", exclude_defaults=True),
-                        "usage": None if usage is None else usage.model_dump(mode="json"),
-                        "cost_usd": None if usage is None else usage.cost_usd,
-                        "created_at": now,
-                    }
-                )
-            else:
-                values.append(
-                    {
-                        "conversation_id": conversation_id,
-                        "seq": seq,
-                        "kind": kind,
-                        "role": None,
-                        "content": data or {},
-                        "usage": None,
-                        "cost_usd": None,
-                        "created_at": now,
-                    }
-                )
-        await conn.execute(messages.insert(), values)
-        return [v["seq"] for v in values]
-
     async def messages(self, conversation_id: str, *, after_seq: int = 0) -> list[StoredMessage]:
         """Every row after ``after_seq``, in order (raw history including markers)."""
-        async with self.db.engine.connect() as conn:
-            rows = await conn.execute(
-                sa.select(
-                    messages.c.seq, messages.c.kind, messages.c.content, messages.c.created_at
-                )
-                .where(messages.c.conversation_id == conversation_id, messages.c.seq > after_seq)
-                .order_by(messages.c.seq)
-            )
-            out: list[StoredMessage] = []
-            for seq, kind, content, created in rows:
-                if kind == MESSAGE:
-                    out.append(
-                        StoredMessage(seq, kind, Message.model_validate(content), {}, created)
-                    )
-                else:
-                    out.append(StoredMessage(seq, kind, None, dict(content), created))
-            return out
+        return await self.db.read(partial(_rows_after, cid=conversation_id, after=after_seq))
 
     async def view(self, conversation_id: str) -> View:
         """The LLM view: after the last reset; from the last summary's first kept message."""
-        async with self.db.engine.connect() as conn:
-            marker = (
-                await conn.execute(
-                    sa.select(messages.c.seq, messages.c.kind, messages.c.content)
-                    .where(
-                        messages.c.conversation_id == conversation_id, messages.c.kind != MESSAGE
-                    )
-                    .order_by(messages.c.seq.desc())
-                    .limit(1)
-                )
-            ).first()
-        summary: str | None = None
-        start = 0
-        if marker is not None:
-            seq, kind, content = marker
-            if kind == RESET:
-                start = seq
-            else:
-                summary = content.get("summary")
-                start = int(content.get("first_kept_seq", seq + 1)) - 1
-        rows = [
-            r
-            for r in await self.messages(conversation_id, after_seq=start)
-            if r.message is not None
-        ]
-        return View(
-            summary,
-            [r.message for r in rows if r.message is not None],
-            rows[0].seq if rows else start + 1,
-        )
+        return await self.db.read(partial(_view, cid=conversation_id))
 
     async def view_rows(self, conversation_id: str) -> list[StoredMessage]:
         """The raw messages of the current view with their sequence numbers."""
-        v = await self.view(conversation_id)
-        return [
-            r
-            for r in await self.messages(conversation_id, after_seq=v.first_seq - 1)
-            if r.message is not None
-        ]
+
+        def work(conn: Connection) -> list[StoredMessage]:
+            v = _view(conn, cid=conversation_id)
+            rows = _rows_after(conn, cid=conversation_id, after=v.first_seq - 1)
+            return [r for r in rows if r.message is not None]
+
+        return await self.db.read(work)
 
     async def cost_since(self, agent_id: str, since: float) -> float:
         """USD spent by ``agent_id``'s conversations (children included) since ``since``."""
-        async with self.db.engine.connect() as conn:
-            total = (
-                await conn.execute(
-                    sa.select(sa.func.coalesce(sa.func.sum(messages.c.cost_usd), 0.0))
-                    .select_from(
-                        messages.join(
-                            conversations, messages.c.conversation_id == conversations.c.id
-                        )
-                    )
-                    .where(conversations.c.agent_id == agent_id, messages.c.created_at >= since)
-                )
-            ).scalar()
+        query = (
+            sa.select(sa.func.coalesce(sa.func.sum(messages.c.cost_usd), 0.0))
+            .select_from(
+                messages.join(conversations, messages.c.conversation_id == conversations.c.id)
+            )
+            .where(conversations.c.agent_id == agent_id, messages.c.created_at >= since)
+        )
+        total = await self.db.read(lambda conn: conn.execute(query).scalar())
         return float(total or 0.0)
 
     async def touch(self, conversation_id: str, now: float) -> None:
-        async with self.db.engine.begin() as conn:
-            await conn.execute(
-                conversations.update()
-                .where(conversations.c.id == conversation_id)
-                .values(last_activity_at=now)
-            )
+        stmt = (
+            conversations.update()
+            .where(conversations.c.id == conversation_id)
+            .values(last_activity_at=now)
+        )
+        await self.db.write(lambda conn: conn.execute(stmt))
 
     # ------------------------------------------------------------ pending runs
 
     async def enqueue(
         self, conversation_id: str, run_id: str, payload: dict[str, Any], *, now: float
     ) -> int:
-        async with self.db.engine.begin() as conn:
-            await _write_lock(conn)
-            last = (
-                await conn.execute(
-                    sa.select(sa.func.max(pending_runs.c.position)).where(
-                        pending_runs.c.conversation_id == conversation_id
-                    )
-                )
-            ).scalar()
+        def work(conn: Connection) -> int:
+            last = conn.execute(_MAX_POSITION, {"b_id": conversation_id}).scalar()
             position = int(last or 0) + 1
-            await conn.execute(
-                pending_runs.insert().values(
-                    id=run_id,
-                    conversation_id=conversation_id,
-                    position=position,
-                    payload=payload,
-                    created_at=now,
-                )
+            conn.execute(
+                _INSERT_RUN,
+                {
+                    "id": run_id,
+                    "conversation_id": conversation_id,
+                    "position": position,
+                    "payload": payload,
+                    "created_at": now,
+                },
             )
-        return position
+            return position
+
+        return await self.db.write(work)
 
     async def pending(self, conversation_id: str | None = None) -> list[PendingRunRecord]:
         query = sa.select(pending_runs).order_by(
@@ -481,14 +398,90 @@ class ConversationStore:
         )
         if conversation_id is not None:
             query = query.where(pending_runs.c.conversation_id == conversation_id)
-        async with self.db.engine.connect() as conn:
-            return [
+        return await self.db.read(
+            lambda conn: [
                 PendingRunRecord(r.id, r.conversation_id, r.position, dict(r.payload), r.created_at)
-                for r in await conn.execute(query)
+                for r in conn.execute(query)
             ]
+        )
 
     async def drop_runs(self, run_ids: Sequence[str]) -> None:
         if not run_ids:
             return
-        async with self.db.engine.begin() as conn:
-            await conn.execute(pending_runs.delete().where(pending_runs.c.id.in_(list(run_ids))))
+        runs = list(run_ids)
+        await self.db.write(lambda conn: conn.execute(_DROP_RUNS, {"b_ids": runs}))
+
+
+def _append(
+    conn: Connection,
+    conversation_id: str,
+    rows: Sequence[_Row],
+    now: float,
+    seq: int | None,
+) -> list[int]:
+    """INSERT ``rows`` after ``seq`` (read from the database when None)."""
+    if not rows:
+        return []
+    if seq is None:
+        seq = int(conn.execute(_MAX_SEQ, {"b_id": conversation_id}).scalar() or 0)
+    values: list[dict[str, Any]] = []
+    for kind, message, data in rows:
+        seq += 1
+        if message is not None:
+            usage = message.usage
+            values.append(
+                {
+                    "conversation_id": conversation_id,
+                    "seq": seq,
+                    "kind": kind,
+                    "role": message.role.value,
+                    "content": message.model_dump(mode="json", exclude_defaults=True),
+                    "usage": None if usage is None else usage.model_dump(mode="json"),
+                    "cost_usd": None if usage is None else usage.cost_usd,
+                    "created_at": now,
+                }
+            )
+        else:
+            values.append(
+                {
+                    "conversation_id": conversation_id,
+                    "seq": seq,
+                    "kind": kind,
+                    "role": None,
+                    "content": data or {},
+                    "usage": None,
+                    "cost_usd": None,
+                    "created_at": now,
+                }
+            )
+    conn.execute(_INSERT_MESSAGES, values)
+    return [v["seq"] for v in values]
+
+
+def _rows_after(conn: Connection, *, cid: str, after: int) -> list[StoredMessage]:
+    out: list[StoredMessage] = []
+    for seq, kind, content, created in conn.execute(_ROWS_AFTER, {"b_id": cid, "b_after": after}):
+        if kind == MESSAGE:
+            out.append(StoredMessage(seq, kind, Message.model_validate(content), {}, created))
+        else:
+            out.append(StoredMessage(seq, kind, None, dict(content), created))
+    return out
+
+
+def _view(conn: Connection, *, cid: str) -> View:
+    marker = conn.execute(_LAST_MARKER, {"b_id": cid}).first()
+    summary: str | None = None
+    start = 0
+    if marker is not None:
+        seq, kind, content = marker
+        if kind == RESET:
+            start = seq
+        else:
+            summary = content.get("summary")
+            start = int(content.get("first_kept_seq", seq + 1)) - 1
+    rows = [r for r in _rows_after(conn, cid=cid, after=start) if r.message is not None]
+    return View(
+        summary,
+        [r.message for r in rows if r.message is not None],
+        rows[0].seq if rows else start + 1,
+    )

@@ -9,11 +9,13 @@ each keeps its own search index and refreshes it from ``signature``/``versions``
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
 
 from beamclaw_memory.backends.rows import ChangeClock, MemoryRow, Signature, SourceState
 from beamclaw_memory.search.vectors import from_bytes, to_bytes
@@ -53,6 +55,18 @@ def _row(record: Any) -> MemoryRow:
     )
 
 
+_HASHES_FOR_SOURCE = sa.select(t.c.key, t.c.content_hash).where(
+    t.c.agent_id == sa.bindparam("agent_id"),
+    t.c.source == sa.bindparam("source"),
+    t.c.key.startswith("@"),
+)
+
+
+def _hashes_for_source(conn: Connection, *, agent_id: str, source: str) -> dict[str, str]:
+    rows = conn.execute(_HASHES_FOR_SOURCE, {"agent_id": agent_id, "source": source})
+    return {str(row[0]): row[1] for row in rows}
+
+
 def _insert(dialect: str, table: sa.Table) -> Any:
     return postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)
 
@@ -83,26 +97,29 @@ class SqlRowStore:
             }
             for r in rows
         ]
-        async with self._db.engine.begin() as conn:
-            ins = _insert(conn.dialect.name, t)
-            stmt = ins.on_conflict_do_update(
-                index_elements=["agent_id", "key"],
-                set_={
-                    c: ins.excluded[c]
-                    for c in (
-                        "value",
-                        "category",
-                        "source",
-                        "content_hash",
-                        "embedding",
-                        "embedding_model",
-                        "updated_at",
-                        "changed_at",
-                    )
-                },
-            )
+        ins = _insert(self._db.dialect, t)
+        stmt = ins.on_conflict_do_update(
+            index_elements=["agent_id", "key"],
+            set_={
+                c: ins.excluded[c]
+                for c in (
+                    "value",
+                    "category",
+                    "source",
+                    "content_hash",
+                    "embedding",
+                    "embedding_model",
+                    "updated_at",
+                    "changed_at",
+                )
+            },
+        )
+
+        def work(conn: Connection) -> None:
             for start in range(0, len(values), _BATCH):
-                await conn.execute(stmt, values[start : start + _BATCH])
+                conn.execute(stmt, values[start : start + _BATCH])
+
+        await self._db.write(work)
         return {str(v["key"]): float(v["changed_at"]) for v in values}
 
     async def get(self, agent_id: str, key: str) -> MemoryRow | None:
@@ -110,26 +127,30 @@ class SqlRowStore:
         return rows[0] if rows else None
 
     async def fetch(self, agent_id: str, keys: Sequence[str]) -> list[MemoryRow]:
-        out: list[MemoryRow] = []
-        async with self._db.engine.connect() as conn:
+        def work(conn: Connection) -> list[MemoryRow]:
+            out: list[MemoryRow] = []
             for start in range(0, len(keys), _BATCH):
                 part = list(keys[start : start + _BATCH])
-                result = await conn.execute(
+                result = conn.execute(
                     sa.select(*_ROW_COLUMNS).where(t.c.agent_id == agent_id, t.c.key.in_(part))
                 )
                 out.extend(_row(r) for r in result)
-        return out
+            return out
+
+        return await self._db.read(work)
 
     async def delete(self, agent_id: str, keys: Sequence[str]) -> int:
-        count = 0
-        async with self._db.engine.begin() as conn:
+        def work(conn: Connection) -> int:
+            count = 0
             for start in range(0, len(keys), _BATCH):
                 part = list(keys[start : start + _BATCH])
-                result = await conn.execute(
+                result = conn.execute(
                     sa.delete(t).where(t.c.agent_id == agent_id, t.c.key.in_(part))
                 )
                 count += int(result.rowcount or 0)
-        return count
+            return count
+
+        return await self._db.write(work)
 
     async def set_embeddings(
         self, agent_id: str, items: Sequence[tuple[str, np.ndarray, str]]
@@ -155,36 +176,29 @@ class SqlRowStore:
             }
             for key, vector, model in items
         ]
-        async with self._db.engine.begin() as conn:
+
+        def work(conn: Connection) -> None:
             for start in range(0, len(params), _BATCH):
-                await conn.execute(stmt, params[start : start + _BATCH])
+                conn.execute(stmt, params[start : start + _BATCH])
+
+        await self._db.write(work)
         return {str(p["b_key"]): float(p["b_changed"]) for p in params}
 
     async def signature(self, agent_id: str) -> Signature:
-        async with self._db.engine.connect() as conn:
-            result = await conn.execute(
-                sa.select(sa.func.count(), sa.func.max(t.c.changed_at)).where(
-                    t.c.agent_id == agent_id
-                )
-            )
-            count, latest = result.one()
+        query = sa.select(sa.func.count(), sa.func.max(t.c.changed_at)).where(
+            t.c.agent_id == agent_id
+        )
+        count, latest = await self._db.read(lambda conn: conn.execute(query).one())
         return int(count), float(latest or 0.0)
 
     async def versions(self, agent_id: str) -> dict[str, float]:
-        async with self._db.engine.connect() as conn:
-            result = await conn.execute(
-                sa.select(t.c.key, t.c.changed_at).where(t.c.agent_id == agent_id)
-            )
-            return {str(row[0]): row[1] for row in result}
+        query = sa.select(t.c.key, t.c.changed_at).where(t.c.agent_id == agent_id)
+        return await self._db.read(
+            lambda conn: {str(row[0]): row[1] for row in conn.execute(query)}
+        )
 
     async def hashes_for_source(self, agent_id: str, source: str) -> dict[str, str]:
-        async with self._db.engine.connect() as conn:
-            result = await conn.execute(
-                sa.select(t.c.key, t.c.content_hash).where(
-                    t.c.agent_id == agent_id, t.c.source == source, t.c.key.startswith("@")
-                )
-            )
-            return {str(row[0]): row[1] for row in result}
+        return await self._db.read(partial(_hashes_for_source, agent_id=agent_id, source=source))
 
     async def recent(
         self, agent_id: str, limit: int, category: MemoryCategory | None
@@ -193,14 +207,12 @@ class SqlRowStore:
         if category is not None:
             stmt = stmt.where(t.c.category == str(category))
         stmt = stmt.order_by(t.c.updated_at.desc(), t.c.key).limit(limit)
-        async with self._db.engine.connect() as conn:
-            return [_row(r) for r in await conn.execute(stmt)]
+        return await self._db.read(lambda conn: [_row(r) for r in conn.execute(stmt)])
 
     async def source_states(self, agent_id: str, prefix: str) -> dict[str, SourceState]:
-        async with self._db.engine.connect() as conn:
-            result = await conn.execute(
-                sa.select(s).where(s.c.agent_id == agent_id, s.c.source.startswith(prefix))
-            )
+        query = sa.select(s).where(s.c.agent_id == agent_id, s.c.source.startswith(prefix))
+
+        def work(conn: Connection) -> dict[str, SourceState]:
             return {
                 r.source: SourceState(
                     source=r.source,
@@ -209,8 +221,10 @@ class SqlRowStore:
                     mtime_ns=int(r.mtime_ns),
                     indexed_at=r.indexed_at,
                 )
-                for r in result
+                for r in conn.execute(query)
             }
+
+        return await self._db.read(work)
 
     async def put_source(self, agent_id: str, state: SourceState) -> None:
         values = {
@@ -221,27 +235,23 @@ class SqlRowStore:
             "mtime_ns": state.mtime_ns,
             "indexed_at": state.indexed_at,
         }
-        async with self._db.engine.begin() as conn:
-            ins = _insert(conn.dialect.name, s)
-            await conn.execute(
-                ins.on_conflict_do_update(
-                    index_elements=["agent_id", "source"],
-                    set_={
-                        c: ins.excluded[c]
-                        for c in ("content_hash", "size", "mtime_ns", "indexed_at")
-                    },
-                ),
-                values,
-            )
+        ins = _insert(self._db.dialect, s)
+        stmt = ins.on_conflict_do_update(
+            index_elements=["agent_id", "source"],
+            set_={c: ins.excluded[c] for c in ("content_hash", "size", "mtime_ns", "indexed_at")},
+        )
+        await self._db.write(lambda conn: conn.execute(stmt, values))
 
     async def delete_source(self, agent_id: str, source: str) -> None:
-        async with self._db.engine.begin() as conn:
-            await conn.execute(
+        def work(conn: Connection) -> None:
+            conn.execute(
                 sa.delete(t).where(
                     t.c.agent_id == agent_id, t.c.source == source, t.c.key.startswith("@")
                 )
             )
-            await conn.execute(sa.delete(s).where(s.c.agent_id == agent_id, s.c.source == source))
+            conn.execute(sa.delete(s).where(s.c.agent_id == agent_id, s.c.source == source))
+
+        await self._db.write(work)
 
     async def aclose(self) -> None:
         return None

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
 
 from beamclaw_memory.search.vectors import from_bytes, to_bytes
 from beamclaw_memory.storage import Database
@@ -77,24 +78,29 @@ class EmbeddingCache:
         assert self._db is not None
         hashes = list(wanted)
         stale: list[str] = []
-        async with self._db.engine.connect() as conn:
+
+        def work(conn: Connection) -> list[tuple[str, bytes, float]]:
+            rows: list[tuple[str, bytes, float]] = []
             for start in range(0, len(hashes), 500):
                 part = hashes[start : start + 500]
-                rows = await conn.execute(
+                result = conn.execute(
                     sa.select(
                         embedding_cache.c.text_hash,
                         embedding_cache.c.vector,
                         embedding_cache.c.created_at,
                     ).where(embedding_cache.c.model == model, embedding_cache.c.text_hash.in_(part))
                 )
-                for h, blob, created_at in rows:
-                    vector = from_bytes(blob)
-                    if not self._fresh(created_at) or not _dims_ok(vector, dimensions):
-                        stale.append(h)
-                        continue
-                    self._memory[(model, h)] = (vector, created_at)
-                    for i in wanted[h]:
-                        found[i] = vector
+                rows.extend((r[0], r[1], r[2]) for r in result)
+            return rows
+
+        for h, blob, created_at in await self._db.read(work):
+            vector = from_bytes(blob)
+            if not self._fresh(created_at) or not _dims_ok(vector, dimensions):
+                stale.append(h)
+                continue
+            self._memory[(model, h)] = (vector, created_at)
+            for i in wanted[h]:
+                found[i] = vector
         if stale:
             await self._delete(model, stale)
 
@@ -116,8 +122,9 @@ class EmbeddingCache:
                 "created_at": now,
             }
         if rows and self._db is not None:
-            async with self._db.engine.begin() as conn:
-                await conn.execute(_upsert(conn.dialect.name), list(rows.values()))
+            stmt = _upsert(self._db.dialect)
+            values = list(rows.values())
+            await self._db.write(lambda conn: conn.execute(stmt, values))
 
     async def invalidate(self, model: str | None = None) -> None:
         """Forget every vector of ``model`` (all models when None)."""
@@ -128,8 +135,7 @@ class EmbeddingCache:
             stmt = sa.delete(embedding_cache)
             if model is not None:
                 stmt = stmt.where(embedding_cache.c.model == model)
-            async with self._db.engine.begin() as conn:
-                await conn.execute(stmt)
+            await self._db.write(lambda conn: conn.execute(stmt))
 
     async def purge_expired(self) -> int:
         """Delete expired entries from both layers; returns the persistent rows removed."""
@@ -139,20 +145,15 @@ class EmbeddingCache:
         self._memory = {k: v for k, v in self._memory.items() if v[1] > cutoff}
         if self._db is None:
             return 0
-        async with self._db.engine.begin() as conn:
-            result = await conn.execute(
-                sa.delete(embedding_cache).where(embedding_cache.c.created_at <= cutoff)
-            )
-        return int(result.rowcount or 0)
+        stmt = sa.delete(embedding_cache).where(embedding_cache.c.created_at <= cutoff)
+        return await self._db.write(lambda conn: int(conn.execute(stmt).rowcount or 0))
 
     async def _delete(self, model: str, hashes: list[str]) -> None:
         assert self._db is not None
-        async with self._db.engine.begin() as conn:
-            await conn.execute(
-                sa.delete(embedding_cache).where(
-                    embedding_cache.c.model == model, embedding_cache.c.text_hash.in_(hashes)
-                )
-            )
+        stmt = sa.delete(embedding_cache).where(
+            embedding_cache.c.model == model, embedding_cache.c.text_hash.in_(hashes)
+        )
+        await self._db.write(lambda conn: conn.execute(stmt))
 
 
 def _dims_ok(vector: np.ndarray, dimensions: int | None) -> bool:
