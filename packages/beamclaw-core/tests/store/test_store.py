@@ -1,7 +1,8 @@
-"""The conversation store on a real (migrated) SQLite database."""
+"""The conversation store on real (migrated) SQLite and PostgreSQL databases."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -16,12 +17,37 @@ from beamclaw_memory import Database
 from beamclaw_tools import ToolCall
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'db.sqlite'}"
+    return str(request.getfixturevalue("postgres_url"))
+
+
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[ConversationStore]:
-    db = Database(f"sqlite:///{tmp_path / 'db.sqlite'}")
+async def store(database_url: str) -> AsyncIterator[ConversationStore]:
+    db = Database(database_url)
     await db.migrate()
     yield ConversationStore(db)
     await db.dispose()
+
+
+async def test_ensure_creates_once_and_says_so(store: ConversationStore) -> None:
+    first = await store.ensure("c", agent_id="a", user_id="u", channel="api", now=1.0)
+    again = await store.ensure("c", agent_id="other", user_id="x", channel=None, now=2.0)
+    assert first.new and not again.new
+    assert (again.agent_id, again.user_id, again.channel, again.created_at) == (
+        "a",
+        "u",
+        "api",
+        1.0,
+    )
+    assert again.state == Idle()
+    # concurrent first sends of one session: exactly one creates it
+    raced = await asyncio.gather(
+        *(store.ensure("r", agent_id="a", user_id="u", channel=None, now=3.0) for _ in range(8))
+    )
+    assert sum(r.new for r in raced) == 1
 
 
 async def test_migration_matches_table_definitions(store: ConversationStore) -> None:

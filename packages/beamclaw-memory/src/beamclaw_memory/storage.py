@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import suppress
 from functools import partial
 from importlib import import_module
 from importlib.metadata import entry_points
@@ -120,8 +120,8 @@ class Database:
         self.url = normalise_url(url)
         self.is_sqlite = self.url.startswith("sqlite")
         self._async: AsyncEngine | None = None
-        self._writer: Engine | None = None
-        self._reader: Engine | None = None
+        self._writer: _HeldConnections | None = None
+        self._reader: _HeldConnections | None = None
         self._write_thread: ThreadPoolExecutor | None = None
         self._read_threads: ThreadPoolExecutor | None = None
         if not self.is_sqlite:
@@ -140,20 +140,22 @@ class Database:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         # One connection for the one writer thread; a private in-memory database has
         # only that connection, so its reads go to the writer too.
-        self._writer = _sqlite_engine(
+        writer = _sqlite_engine(
             self.url,
             "BEGIN IMMEDIATE",
             echo=echo,
             poolclass=pool.StaticPool if in_memory else pool.QueuePool,
             **({} if in_memory else {"pool_size": 1, "max_overflow": 0}),
         )
+        self._writer = _HeldConnections(writer)
         self._write_thread = ThreadPoolExecutor(1, thread_name_prefix="db-write")
         if in_memory:
             self._reader, self._read_threads = self._writer, self._write_thread
         else:
-            self._reader = _sqlite_engine(
+            reader = _sqlite_engine(
                 self.url, "BEGIN", echo=echo, pool_size=READ_THREADS, max_overflow=0
             )
+            self._reader = _HeldConnections(reader)
             self._read_threads = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="db-read")
 
     @property
@@ -171,7 +173,7 @@ class Database:
             async with self._async.connect() as conn:
                 return await conn.run_sync(work)
         assert self._reader is not None and self._read_threads is not None
-        return await _on(self._read_threads, partial(_in_transaction, self._reader, work))
+        return await _on(self._read_threads, partial(self._reader.run, work))
 
     async def write(self, work: Work[T]) -> T:
         """Run ``work`` in a write transaction, committed when it returns and rolled back
@@ -184,7 +186,7 @@ class Database:
             async with self._async.begin() as conn:
                 return await conn.run_sync(work)
         assert self._writer is not None and self._write_thread is not None
-        return await _on(self._write_thread, partial(_in_transaction, self._writer, work))
+        return await _on(self._write_thread, partial(self._writer.run, work))
 
     async def check(self) -> None:
         """Open a connection and run ``SELECT 1``; raise :class:`DatabaseUnavailableError`."""
@@ -216,24 +218,49 @@ class Database:
         if self._async is not None:
             await self._async.dispose()
             return
-        for engine, threads in (
+        for connections, threads in (
             (self._reader, self._read_threads),
             (self._writer, self._write_thread),
         ):
-            if engine is None or threads is None:
+            if connections is None or threads is None:
                 continue
-            with suppress(RuntimeError):  # threads already shut down
-                await _on(threads, engine.dispose)
-            threads.shutdown(wait=False)
+            await asyncio.to_thread(threads.shutdown)  # lets running units finish
+            connections.close()
 
 
 async def _on(threads: ThreadPoolExecutor, work: Callable[[], T]) -> T:
     return await asyncio.get_running_loop().run_in_executor(threads, work)
 
 
-def _in_transaction(engine: Engine, work: Work[T]) -> T:
-    with engine.begin() as conn:
-        return work(conn)
+class _HeldConnections:
+    """One connection per database thread, opened on first use and kept open: checking a
+    connection out of the pool and resetting it on return cost as much as a small unit
+    of work. Closed by :meth:`close` (SQLite connections may be closed from any thread)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._local = threading.local()
+        self._opened: list[Connection] = []
+        self._lock = threading.Lock()
+
+    def run(self, work: Work[T]) -> T:
+        """``work`` in a transaction on this thread's connection."""
+        conn: Connection | None = getattr(self._local, "conn", None)
+        if conn is None or conn.closed:
+            conn = self.engine.connect()
+            self._local.conn = conn
+            with self._lock:
+                self._opened.append(conn)
+        with conn.begin():
+            return work(conn)
+
+    def close(self) -> None:
+        """Close every held connection and the engine's pool (idempotent)."""
+        with self._lock:
+            opened, self._opened = self._opened, []
+        for conn in opened:
+            conn.close()
+        self.engine.dispose()
 
 
 def alembic_config(locations: list[str], connection: Connection | None = None) -> Config:

@@ -85,7 +85,10 @@ class SessionLane:
         self.bus = SessionBus(runtime.subscriber_buffer)
         self.queue: deque[PendingRun] = deque()
         self.allowlist: set[str] = set()
-        self.view = ViewCache(runtime.store, record.id)
+        self.view = ViewCache(runtime.store, record.id, new=record.new)
+        self._record_fresh = True
+        """The state came with ``record`` just now: the worker's first start need not read
+        it again (a restart after a crash does)."""
         self.executor: TurnExecutor | None = None
         self.recover_as_restart = False
         self.submitted: tuple[str, bool] | None = None
@@ -249,9 +252,11 @@ class SessionLane:
 
     async def loop(self) -> None:
         """The supervised worker: recover, then run queued messages forever."""
-        record = await self.rt.store.get(self.id)
-        if record is not None:
-            self.state = record.state
+        if not self._record_fresh:
+            record = await self.rt.store.get(self.id)
+            if record is not None:
+                self.state = record.state
+        self._record_fresh = False
         if is_busy(self.state):
             restart = self.recover_as_restart
             self.recover_as_restart = False

@@ -20,8 +20,8 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from functools import partial
+from dataclasses import dataclass, replace
+from functools import cache, partial
 from typing import Any
 
 import sqlalchemy as sa
@@ -54,6 +54,8 @@ class ConversationRecord:
     last_activity_at: float
     created_at: float
     updated_at: float
+    new: bool = False
+    """True when the call that returned this record created the conversation."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +96,31 @@ _MAX_POSITION = sa.select(sa.func.max(pending_runs.c.position)).where(
     pending_runs.c.conversation_id == sa.bindparam("b_id")
 )
 _INSERT_MESSAGES = messages.insert()
+
+
+@cache
+def _create(dialect: str) -> Any:
+    """INSERT of a new conversation that does nothing when its id exists."""
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    return (
+        insert(conversations)
+        .values(
+            id=sa.bindparam("b_id"),
+            agent_id=sa.bindparam("b_agent"),
+            user_id=sa.bindparam("b_user"),
+            channel=sa.bindparam("b_channel"),
+            parent_id=sa.bindparam("b_parent"),
+            state=sa.bindparam("b_state"),
+            state_data=sa.bindparam("b_state_data"),
+            last_activity_at=sa.bindparam("b_now"),
+            state_updated_at=sa.bindparam("b_now"),
+            created_at=sa.bindparam("b_now"),
+            updated_at=sa.bindparam("b_now"),
+        )
+        .on_conflict_do_nothing(index_elements=["id"])
+    )
+
+
 _INSERT_RUN = pending_runs.insert()
 _DROP_RUNS = pending_runs.delete().where(
     pending_runs.c.id.in_(sa.bindparam("b_ids", expanding=True))
@@ -173,34 +200,27 @@ class ConversationStore:
         now: float,
         parent_id: str | None = None,
     ) -> ConversationRecord:
-        """The conversation, created ``Idle`` if it does not exist yet."""
-        existing = await self.get(conversation_id)
-        if existing is not None:
-            return existing
+        """The conversation, created ``Idle`` (``new``) if it does not exist yet.
+
+        One write transaction: insert unless present, then read it back.
+        """
         idle = Idle()
-        insert = postgresql.insert if self.db.dialect == "postgresql" else sqlite.insert
-        stmt = (
-            insert(conversations)
-            .values(
-                id=conversation_id,
-                agent_id=agent_id,
-                user_id=user_id,
-                channel=channel,
-                parent_id=parent_id,
-                state=idle.kind,
-                state_data=state_to_json(idle),
-                last_activity_at=now,
-                state_updated_at=now,
-                created_at=now,
-                updated_at=now,
-            )
-            .on_conflict_do_nothing(index_elements=["id"])
-        )
+        stmt = _create(self.db.dialect)
+        params = {
+            "b_id": conversation_id,
+            "b_agent": agent_id,
+            "b_user": user_id,
+            "b_channel": channel,
+            "b_parent": parent_id,
+            "b_state": idle.kind,
+            "b_state_data": state_to_json(idle),
+            "b_now": now,
+        }
 
         def work(conn: Connection) -> ConversationRecord:
-            # Created here, or concurrently by another caller: either way, read it back.
-            conn.execute(stmt)
-            return _record(conn.execute(_GET, {"b_id": conversation_id}).one())
+            created = conn.execute(stmt, params).rowcount == 1
+            record = _record(conn.execute(_GET, {"b_id": conversation_id}).one())
+            return replace(record, new=True) if created else record
 
         return await self.db.write(work)
 

@@ -9,7 +9,7 @@ each keeps its own search index and refreshes it from ``signature``/``versions``
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import partial
+from functools import cache, partial
 from typing import Any
 
 import numpy as np
@@ -67,6 +67,29 @@ def _hashes_for_source(conn: Connection, *, agent_id: str, source: str) -> dict[
     return {str(row[0]): row[1] for row in rows}
 
 
+@cache
+def _upsert_entries(dialect: str) -> Any:
+    """INSERT of ``memory_entries`` rows that updates a row whose key exists (built once
+    per dialect: building it costs more than running it)."""
+    ins = _insert(dialect, t)
+    return ins.on_conflict_do_update(
+        index_elements=["agent_id", "key"],
+        set_={
+            c: ins.excluded[c]
+            for c in (
+                "value",
+                "category",
+                "source",
+                "content_hash",
+                "embedding",
+                "embedding_model",
+                "updated_at",
+                "changed_at",
+            )
+        },
+    )
+
+
 def _insert(dialect: str, table: sa.Table) -> Any:
     return postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)
 
@@ -97,23 +120,7 @@ class SqlRowStore:
             }
             for r in rows
         ]
-        ins = _insert(self._db.dialect, t)
-        stmt = ins.on_conflict_do_update(
-            index_elements=["agent_id", "key"],
-            set_={
-                c: ins.excluded[c]
-                for c in (
-                    "value",
-                    "category",
-                    "source",
-                    "content_hash",
-                    "embedding",
-                    "embedding_model",
-                    "updated_at",
-                    "changed_at",
-                )
-            },
-        )
+        stmt = _upsert_entries(self._db.dialect)
 
         def work(conn: Connection) -> None:
             for start in range(0, len(values), _BATCH):
