@@ -63,6 +63,8 @@ async def test_crashing_child_is_restarted_and_siblings_untouched() -> None:
     assert status["crashy"].state is ChildState.RUNNING
     assert "boom" in (status["crashy"].last_error or "")
     assert runs["steady"] == 1
+    assert sup.child_status("crashy") is status["crashy"]
+    assert sup.child_status("nobody") is None
     await sup.stop()
     assert all(s.state is ChildState.STOPPED for s in sup.status().values())
 

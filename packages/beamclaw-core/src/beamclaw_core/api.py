@@ -405,7 +405,7 @@ class Core:
         sup = self._supervisor
         if sup is None:
             raise RuntimeError("Core.start() has not been called")
-        status = sup.status().get(lane.id)
+        status = sup.child_status(lane.id)
         if status is not None and status.state.value in ("running", "restarting"):
             return
         if status is not None:

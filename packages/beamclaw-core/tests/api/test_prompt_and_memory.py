@@ -140,6 +140,28 @@ async def test_a_two_argument_prompt_source_still_works(make_core: Callable[...,
     assert provider.calls[0].messages[0].text == "legacy prompt"
 
 
+async def test_the_prompt_is_built_once_per_llm_request(make_core: Callable[..., Core]) -> None:
+    # Measuring the context and sending the request share one build; a tool step's
+    # result changes the view, so the next request builds it again.
+    builds: list[str] = []
+
+    async def source(
+        session: SessionRef, last_activity_at: float | None, latest_user_message: str | None
+    ) -> list[Message]:
+        builds.append(session.session_id)
+        return [Message.system(f"prompt {len(builds)}")]
+
+    provider = ScriptedProvider([Reply("one")])
+    core = make_core(provider, EchoTool(), system_prompt=source)
+    await core.start(maintenance=False)
+    assert await (await core.send(ADDR, "hi")).text() == "one"
+    assert len(builds) == 1
+    provider.add(CallTool("echo", {"text": "x"}), Reply("two"))
+    assert await (await core.send(ADDR, "again")).text() == "two"
+    assert len(builds) == 3
+    assert [c.messages[0].text for c in provider.calls] == ["prompt 1", "prompt 2", "prompt 3"]
+
+
 class CountingMemory:
     """Delegates to a real memory service; counts searches; can fail indexing."""
 

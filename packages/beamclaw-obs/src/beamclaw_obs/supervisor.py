@@ -136,6 +136,11 @@ class Supervisor:
     def status(self) -> dict[str, ChildStatus]:
         return {cid: c.status for cid, c in self._children.items()}
 
+    def child_status(self, child_id: str) -> ChildStatus | None:
+        """One child's status (O(1), unlike :meth:`status`), or None if unknown."""
+        child = self._children.get(child_id)
+        return None if child is None else child.status
+
     def has_child(self, child_id: str) -> bool:
         return child_id in self._children
 

@@ -54,12 +54,17 @@ SUMMARY_PREFIX = "[Conversation summary]: "
 
 
 class ViewCache:
-    """The conversation's LLM view, kept in memory and extended on every commit."""
+    """The conversation's LLM view, kept in memory and extended on every commit.
 
-    def __init__(self, store: ConversationStore, conversation_id: str) -> None:
+    ``new``: the conversation was just created, so its view is known to be empty.
+    """
+
+    def __init__(
+        self, store: ConversationStore, conversation_id: str, *, new: bool = False
+    ) -> None:
         self._store = store
         self._id = conversation_id
-        self._view: View | None = None
+        self._view: View | None = View(None, [], 1) if new else None
 
     async def get(self) -> View:
         if self._view is None:
@@ -114,6 +119,9 @@ class TurnExecutor:
         self._generation = 0
         self._op: asyncio.Task[None] | None = None
         self._deadline: asyncio.Task[None] | None = None
+        self._measured: tuple[list[Message], tuple[ToolDef, ...]] | None = None
+        """The request ``MeasureContext`` built, reused by the ``RequestLlm`` that follows
+        it; dropped by anything that changes the view (a commit, a compaction)."""
 
     # ------------------------------------------------------------ public
 
@@ -161,6 +169,8 @@ class TurnExecutor:
                 activity=bool(consumed_runs),
             )
             self.deps.view.extend(new_messages)
+            if new_messages:
+                self._measured = None
         self.state = result.new_state
         for effect in result.effects:
             if self.deps.on_effect is not None:
@@ -174,11 +184,12 @@ class TurnExecutor:
         if isinstance(effect, fx.NotifyClient):
             d.publish(effect.event)
         elif isinstance(effect, fx.MeasureContext):
-            messages, tools = await self._request()
+            self._measured = messages, tools = await self._request()
             tokens = estimate_prompt_tokens(messages, tools)
             self._post_op(ContextMeasured(tokens, d.context_window))
         elif isinstance(effect, fx.Compact):
             d.view.invalidate()
+            self._measured = None
             self._start(self._compact(effect.reason))
         elif isinstance(effect, fx.RequestLlm):
             emit(
@@ -264,7 +275,8 @@ class TurnExecutor:
     async def _llm(self) -> None:
         generation = self._generation
         d = self.deps
-        messages, tools = await self._request()
+        measured, self._measured = self._measured, None
+        messages, tools = measured if measured is not None else await self._request()
 
         def post(event: Input) -> None:
             self._inbox.put_nowait((generation, event))

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import httpx
+import orjson
 
 from beamclaw_core.providers.base import ErrorKind, ProviderError
 from beamclaw_obs import REDACTED, scrub
@@ -176,7 +177,7 @@ def stream_json_object(
     quotes the start of the payload with ``secret`` masked.
     """
     try:
-        value = json.loads(data)
+        value = orjson.loads(data)  # 5-10x json.loads: every streamed event passes here
     except ValueError as e:
         raise ProviderError(
             ErrorKind.UNKNOWN,

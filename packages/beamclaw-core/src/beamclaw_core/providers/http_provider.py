@@ -27,6 +27,7 @@ from contextlib import aclosing
 from typing import Any, Protocol
 
 import httpx
+import orjson
 
 from beamclaw_core.messages import Message, Usage
 from beamclaw_core.parsing import strip_thinking
@@ -347,7 +348,7 @@ class HttpProvider(ABC):
 
     async def _send(self, body: dict[str, Any], key: str | None) -> httpx.Response:
         request = self._client.build_request(
-            "POST", self._url, content=json.dumps(body).encode(), headers=self._headers(key)
+            "POST", self._url, content=orjson.dumps(body), headers=self._headers(key)
         )
         try:
             resp = await self._client.send(request, stream=True)

@@ -41,14 +41,30 @@ def estimate_message_tokens(message: Message) -> int:
     return total
 
 
+_tool_tokens: dict[int, tuple[ToolDef, int]] = {}
+_TOOL_CACHE_SIZE = 4096
+
+
+def estimate_tool_tokens(tool: ToolDef) -> int:
+    """Tokens one tool definition costs, remembered per (immutable) definition object:
+    the same definitions go out with every request, and encoding their schemas each
+    time was most of this estimate's cost."""
+    cached = _tool_tokens.get(id(tool))
+    if cached is not None and cached[0] is tool:
+        return cached[1]
+    tokens = TOOL_OVERHEAD_TOKENS + estimate_tokens(
+        tool.name + tool.description + json.dumps(tool.parameters)
+    )
+    if len(_tool_tokens) >= _TOOL_CACHE_SIZE:
+        _tool_tokens.clear()
+    _tool_tokens[id(tool)] = (tool, tokens)  # holding ``tool`` keeps its id unique
+    return tokens
+
+
 def estimate_prompt_tokens(messages: Sequence[Message], tools: Sequence[ToolDef] = ()) -> int:
     """Tokens of a whole request: every message plus every tool definition."""
     total = sum(estimate_message_tokens(m) for m in messages)
-    for tool in tools:
-        total += TOOL_OVERHEAD_TOKENS + estimate_tokens(
-            tool.name + tool.description + json.dumps(tool.parameters)
-        )
-    return total
+    return total + sum(estimate_tool_tokens(tool) for tool in tools)
 
 
 def estimate_usage(
