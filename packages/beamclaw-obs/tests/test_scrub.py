@@ -309,3 +309,14 @@ def test_idempotent_and_no_registered_secret_survives(
 def test_idempotent_on_any_text(text: str) -> None:
     once = scrub(text)
     assert scrub(once) == once
+
+
+def test_short_texts_remembered_are_forgotten_when_secrets_change() -> None:
+    literal = "zq7-house-lamp-orbit-91"  # matches no built-in format: literal only
+    text = f"value={literal}"
+    assert scrub(text) == text  # scrubbed (and remembered) before the secret is known
+    register_secret(literal)
+    assert literal not in scrub(text)
+    assert literal not in scrub(text + " " * 300)  # the long-text path agrees
+    forget_secrets()
+    assert scrub(text) == text

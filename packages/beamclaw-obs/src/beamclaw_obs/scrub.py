@@ -33,6 +33,7 @@ import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 REDACTED = "[REDACTED]"
@@ -249,6 +250,7 @@ def register_secret(value: str) -> None:
         ordered = sorted(_literals, key=len, reverse=True)
         # The marker is an alternative of its own so a secret never matches inside it.
         _literal_re = re.compile("|".join([_MARKER_RE, *(re.escape(v) for v in ordered)]))
+        _scrub_short.cache_clear()
 
 
 def forget_secrets() -> None:
@@ -257,6 +259,7 @@ def forget_secrets() -> None:
     with _lock:
         _literals = frozenset()
         _literal_re = None
+        _scrub_short.cache_clear()
 
 
 def _redact_span(match: re.Match[str], start: int, end: int) -> str:
@@ -460,10 +463,30 @@ def _one_pass(text: str) -> str:
     return text
 
 
+SHORT_TEXT = 256
+"""Texts up to this length are scrubbed once and remembered (:func:`scrub`)."""
+
+
 def scrub(text: str) -> str:
-    """Return ``text`` with every known secret replaced by ``[REDACTED]``. Never raises."""
+    """Return ``text`` with every known secret replaced by ``[REDACTED]``. Never raises.
+
+    Short texts (ids, names, models, statuses: most of an event's fields, and the same
+    ones again and again) are scrubbed once and remembered in an LRU cache that
+    registering or forgetting a secret clears.
+    """
     if not text:
         return text
+    if len(text) <= SHORT_TEXT:
+        return _scrub_short(text)
+    return _scrub(text)
+
+
+@lru_cache(maxsize=8192)
+def _scrub_short(text: str) -> str:
+    return _scrub(text)
+
+
+def _scrub(text: str) -> str:
     try:
         for _ in range(_MAX_PASSES):
             cleaned = _one_pass(text)
