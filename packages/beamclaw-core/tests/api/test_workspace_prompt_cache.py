@@ -1,13 +1,17 @@
-"""WorkspacePrompt reuses unchanged workspace files and still shows every change."""
+"""WorkspacePrompt reuses unchanged workspace files and skills and still shows every change."""
 
 from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
 
 from beamclaw_core import WorkspacePrompt
 from beamclaw_core.messages import Message
 from beamclaw_core.sessions.prompts import skills_section_text
+from beamclaw_core.skills import EligibilityCache, SkillCatalog
 from beamclaw_core.workspace import (
     ENVIRONMENT_HEADER,
     FileTextCache,
@@ -22,11 +26,41 @@ SESSION = SessionRef(session_id="s", agent_id="default")
 HOUR_NS = 3_600 * 1_000_000_000
 
 
+def _later() -> int:
+    return time.time_ns() + HOUR_NS
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def _aged_prompt() -> WorkspacePrompt:
-    """A prompt whose file cache sees every file on disk as settled (no racy window)."""
+    """A prompt whose caches see every file on disk as settled (no racy window)."""
     prompt = WorkspacePrompt()
-    prompt.files = FileTextCache(clock=lambda: time.time_ns() + HOUR_NS)
+    prompt.files = FileTextCache(clock=_later)
+    prompt.skill_files = SkillCatalog(clock=_later)
     return prompt
+
+
+def _skill(root: Path, name: str, requires: str = "{}", body: str = "Body.") -> Path:
+    path = root / name / "SKILL.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        f"---\nname: {name}\ndescription: The {name} skill\n"
+        f"metadata: {{requires: {requires}}}\n---\n{body}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+async def _skills_text(prompt: WorkspacePrompt, message: str = "hello") -> str:
+    return next(
+        m.text for m in await prompt(SESSION, None, message) if m.meta.get("kind") == "skills"
+    )
 
 
 def _by_kind(messages: list[Message]) -> dict[str, str]:
@@ -96,3 +130,73 @@ async def test_fresh_files_are_read_until_they_settle() -> None:
     (agent_dir("default") / "USER.md").write_text("Name: Ann\n", encoding="utf-8")
     texts = _by_kind(await prompt(SESSION, None, "hello"))
     assert "Name: Ann" in texts["bootstrap:USER.md"]
+
+
+async def test_skill_files_added_edited_and_removed_show_at_the_next_call() -> None:
+    create_agent("default")
+    prompt = _aged_prompt()
+    root = agent_dir("default") / "skills"
+    assert "tide" not in await _skills_text(prompt)
+    path = _skill(root, "tide", body="Read the TIDE TABLE first.")
+    assert "- tide: The tide skill" in await _skills_text(prompt)
+    assert "TIDE TABLE" in await _skills_text(prompt, "tide please")  # promoted in full
+    path.write_text(path.read_text("utf-8").replace("TIDE TABLE", "MOON CHART"), "utf-8")
+    assert "MOON CHART" in await _skills_text(prompt, "tide please")
+    path.unlink()
+    assert "tide" not in await _skills_text(prompt, "tide please")
+
+
+async def test_a_program_installed_on_path_makes_its_skill_eligible_within_a_second(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    create_agent("default")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", str(bin_dir))
+    clock = FakeClock()
+    prompt = _aged_prompt()
+    prompt.eligibility = EligibilityCache(clock=clock)
+    _skill(agent_dir("default") / "skills", "tide", requires="{bins: [bctide]}")
+    assert "tide" not in await _skills_text(prompt)
+    program = bin_dir / "bctide"
+    program.write_text("#!/bin/sh\n", encoding="utf-8")
+    program.chmod(0o755)
+    clock.now += 1.0
+    assert "- tide: The tide skill" in await _skills_text(prompt)
+    program.unlink()
+    clock.now += 1.0
+    assert "tide" not in await _skills_text(prompt)
+
+
+async def test_a_required_variable_counts_at_the_next_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    create_agent("default")
+    prompt = _aged_prompt()
+    prompt.eligibility = EligibilityCache(clock=FakeClock())  # the clock never moves
+    _skill(agent_dir("default") / "skills", "tide", requires="{env: [BC_TIDE_KEY]}")
+    assert "tide" not in await _skills_text(prompt)
+    monkeypatch.setenv("BC_TIDE_KEY", "k")
+    assert "- tide: The tide skill" in await _skills_text(prompt)
+    monkeypatch.delenv("BC_TIDE_KEY")
+    assert "tide" not in await _skills_text(prompt)
+
+
+async def test_the_today_log_follows_the_date_without_any_file_change() -> None:
+    create_agent("default")
+    prompt = _aged_prompt()
+    directory = agent_dir("default")
+    (directory / "memory").mkdir(exist_ok=True)
+    for day in (1, 2, 3):
+        daily_log_path(directory, datetime(2026, 3, day).date()).write_text(
+            f"- log of day {day}\n", encoding="utf-8"
+        )
+
+    def logs(now: datetime) -> list[str]:
+        messages = prompt.build("default", now, None, "hello")
+        return [m.text for m in messages if m.meta.get("kind") == "daily_log"]
+
+    yesterday, today = logs(datetime(2026, 3, 2, 23, 59, 59, tzinfo=UTC))
+    assert "day 1" in yesterday and "day 2" in today
+    yesterday, today = logs(datetime(2026, 3, 3, 0, 0, 1, tzinfo=UTC))
+    assert "day 2" in yesterday and "day 3" in today

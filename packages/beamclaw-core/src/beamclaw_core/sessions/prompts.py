@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import os
-import threading
-import time
 from collections.abc import Awaitable, Callable, Hashable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,92 +19,28 @@ from beamclaw_core.messages import Message
 from beamclaw_core.sessions.memory_context import AutoContext
 from beamclaw_core.sessions.runtime import SystemPromptSource
 from beamclaw_core.skills import (
-    SKILL_FILE,
-    Skill,
-    agent_skills_dir,
+    EligibilityCache,
+    SkillCatalog,
+    SkillsRenderer,
     build_skills_section,
-    bundled_skills_dir,
     discover_skills,
     eligible_skills,
-    global_skills_dir,
 )
-from beamclaw_core.workspace import CacheMiss, FileTextCache, build_system_prompt
-from beamclaw_core.workspace.file_cache import RACY_WINDOW_NS
+from beamclaw_core.workspace import CacheMiss, FileTextCache, PromptCache
 from beamclaw_tools import SessionRef
 
 LatestMessage = Callable[[str], Awaitable[tuple[Hashable, str | None]]]
 """``session_id -> (turn key, text)`` of the message that started the current turn."""
 
-_Fingerprint = tuple[tuple[str, int, int, int, int], ...]
-_discovered: dict[tuple[str, str], tuple[_Fingerprint, tuple[Skill, ...]]] = {}
-_discovered_lock = threading.Lock()
-
-
-def _fingerprint(agent_id: str, home: Path | None) -> tuple[_Fingerprint, bool]:
-    """Path, inode, size, mtime and ctime of every SKILL.md discovery would read (cheap:
-    stats only), and whether one changed too recently for its timestamps to be trusted
-    (see :mod:`beamclaw_core.workspace.file_cache`)."""
-    found: list[tuple[str, int, int, int, int]] = []
-    recent = time.time_ns() - RACY_WINDOW_NS
-    racy = False
-    directories = (bundled_skills_dir(), global_skills_dir(home), agent_skills_dir(agent_id, home))
-    for directory in directories:
-        try:
-            children = sorted(entry.name for entry in os.scandir(directory))
-        except OSError:  # absent or not a directory: nothing to discover there
-            continue
-        for name in children:
-            path = os.path.join(directory, name, SKILL_FILE)
-            try:
-                st = os.stat(path)
-            except OSError:
-                continue
-            racy = racy or max(st.st_mtime_ns, st.st_ctime_ns) >= recent
-            found.append((path, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
-    return tuple(found), racy
-
-
-def agent_skills(
-    agent_id: str, home: Path | None = None, *, cached_only: bool = False
-) -> tuple[Skill, ...]:
-    """The skills discovered for ``agent_id``, parsed again only when a SKILL.md changed
-    (or appeared, or vanished, or was modified within the last two seconds, when its
-    mtime cannot tell one edit from the next).
-
-    Raises:
-        CacheMiss: with ``cached_only``, when the skills would have to be parsed.
-    """
-    fingerprint, racy = _fingerprint(agent_id, home)
-    key = (str(home), agent_id)
-    with _discovered_lock:
-        cached = _discovered.get(key)
-    if cached is not None and cached[0] == fingerprint:
-        return cached[1]
-    if cached_only:
-        raise CacheMiss(agent_skills_dir(agent_id, home))
-    skills = discover_skills(agent_id, home=home).skills
-    if not racy:
-        with _discovered_lock:
-            _discovered[key] = (fingerprint, skills)
-    return skills
-
 
 def skills_section_text(
-    agent_id: str,
-    latest_user_message: str | None,
-    home: Path | None = None,
-    *,
-    cached_only: bool = False,
+    agent_id: str, latest_user_message: str | None, home: Path | None = None
 ) -> str:
-    """The skills section of ``agent_id``'s prompt: eligible skills only (checked each
-    time: programs and variables come and go), the best match of the message promoted,
-    ``{baseDir}`` replaced. Empty when no skill is eligible.
-
-    Raises:
-        CacheMiss: with ``cached_only``, when skills would have to be parsed.
-    """
-    skills = agent_skills(agent_id, home, cached_only=cached_only)
-    eligible, _refused = eligible_skills(skills)
+    """The skills section of ``agent_id``'s prompt, computed from scratch (discovery,
+    eligibility, rendering): eligible skills only, the best match of the message
+    promoted, ``{baseDir}`` replaced. Empty when no skill is eligible.
+    :class:`WorkspacePrompt` renders the same text from its caches."""
+    eligible, _refused = eligible_skills(discover_skills(agent_id, home=home).skills)
     return build_skills_section(eligible, latest_user_message).text
 
 
@@ -118,13 +51,25 @@ class WorkspacePrompt:
     (docs/skills.md), the ``[user:environment]`` block in ``timezone``, the daily logs of
     yesterday and today, then MEMORY.md.
 
-    Every call assembles the prompt afresh (the environment block's clock, today's and
-    yesterday's daily logs, the turn's message for skill promotion), but file texts and
-    parsed skills come from caches validated by ``stat`` (:class:`FileTextCache`): when
-    nothing changed the prompt is built on the event loop with about twenty ``stat``
-    calls and no read; when a file must be read the whole build runs in a worker thread.
-    ``files`` is that cache (replaceable, e.g. by one with another clock in tests).
+    Every call gives the prompt of that moment, but only what changed is rebuilt:
+
+    * ``files`` (:class:`FileTextCache`) ``stat``\\ s each workspace file and re-reads
+      it only when its identity changed; ``skill_files`` (:class:`SkillCatalog`) does
+      the same for every SKILL.md and lists a skills directory again only when the
+      directory changed. Both trust nothing changed within the last 2 s.
+    * ``eligibility`` (:class:`EligibilityCache`) re-checks programs and variables when
+      PATH or a required variable changes, else at most once a second.
+    * each section's message is remembered by its inputs (:class:`PromptCache`; the
+      environment block per minute, the skills section per message via
+      :class:`SkillsRenderer`).
+
+    When nothing must be read, the prompt is built on the event loop (about seventeen
+    ``stat`` calls); when a file must be read or a skill parsed, the whole build runs in
+    a worker thread. The three caches are attributes so tests can replace them (e.g. with
+    another clock).
     """
+
+    MAX_RENDERERS = 64
 
     def __init__(
         self, timezone: str | None = None, *, skills: bool = True, home: Path | None = None
@@ -133,6 +78,10 @@ class WorkspacePrompt:
         self.skills = skills
         self.home = home
         self.files = FileTextCache()
+        self.skill_files = SkillCatalog()
+        self.eligibility = EligibilityCache()
+        self._prompts = PromptCache()
+        self._renderers: dict[int, SkillsRenderer] = {}
 
     async def __call__(
         self,
@@ -149,6 +98,19 @@ class WorkspacePrompt:
                 self.build, session.agent_id, now, last, latest_user_message
             )
 
+    def _skills_text(
+        self, agent_id: str, latest_user_message: str | None, cached_only: bool
+    ) -> str:
+        skills = self.skill_files.skills(agent_id, self.home, cached_only=cached_only)
+        eligible = self.eligibility.eligible(skills)
+        renderer = self._renderers.get(id(eligible))
+        if renderer is None or renderer.skills is not eligible:
+            renderer = SkillsRenderer(eligible)
+            if len(self._renderers) >= self.MAX_RENDERERS:
+                self._renderers.clear()
+            self._renderers[id(eligible)] = renderer
+        return renderer.section(latest_user_message).text
+
     def build(
         self,
         agent_id: str,
@@ -164,20 +126,17 @@ class WorkspacePrompt:
             CacheMiss: with ``cached_only``, when a file would have to be read.
         """
         skills = (
-            skills_section_text(agent_id, latest_user_message, self.home, cached_only=cached_only)
-            if self.skills
-            else None
+            self._skills_text(agent_id, latest_user_message, cached_only) if self.skills else None
         )
-        prompt = build_system_prompt(
+        return self._prompts.messages(
             agent_id,
             now=now,
             last_message_at=last_message_at,
+            read=self.files.cached if cached_only else self.files.read,
             timezone=self.timezone,
             skills_section=skills,
             home=self.home,
-            read=self.files.cached if cached_only else self.files.read,
         )
-        return list(prompt.as_messages())
 
 
 class StaticPrompt:

@@ -6,6 +6,7 @@ system-prompt section (always-skills in full, the best keyword match promoted, t
 listed), and install requirements (apt/brew/npm/pip/download) with failures reported.
 """
 
+from beamclaw_core.skills.catalog import SkillCatalog
 from beamclaw_core.skills.discovery import (
     Discovery,
     SkippedSkill,
@@ -15,7 +16,9 @@ from beamclaw_core.skills.discovery import (
     global_skills_dir,
 )
 from beamclaw_core.skills.eligibility import (
+    RECHECK_SECONDS,
     Eligibility,
+    EligibilityCache,
     check_eligibility,
     current_os,
     eligible_skills,
@@ -43,6 +46,7 @@ from beamclaw_core.skills.model import (
 from beamclaw_core.skills.parser import SKILL_FILE, parse_skill, parse_skill_file
 from beamclaw_core.skills.prompt import (
     PROMOTION_THRESHOLD,
+    SkillsRenderer,
     SkillsSection,
     best_match,
     build_skills_section,
@@ -54,22 +58,26 @@ __all__ = [
     "BASE_DIR_PLACEHOLDER",
     "KNOWN_OS",
     "PROMOTION_THRESHOLD",
+    "RECHECK_SECONDS",
     "SKILL_FILE",
     "CommandOutcome",
     "CommandRunner",
     "Discovery",
     "Eligibility",
+    "EligibilityCache",
     "InstallAttempt",
     "InstallReport",
     "InstallSpec",
     "InstallerCommands",
     "Requires",
     "Skill",
+    "SkillCatalog",
     "SkillError",
     "SkillInstaller",
     "SkillMetadata",
     "SkillParseError",
     "SkillSource",
+    "SkillsRenderer",
     "SkillsSection",
     "SkippedSkill",
     "SubprocessRunner",

@@ -13,6 +13,7 @@ returned in :attr:`Discovery.skipped`. Discovery never raises for bad skill file
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
@@ -26,8 +27,10 @@ from beamclaw_core.skills.parser import SKILL_FILE, parse_skill_file
 from beamclaw_obs import beamclaw_home
 
 
+@functools.cache
 def bundled_skills_dir() -> Path:
-    """The directory of the skills shipped with beamclaw-core."""
+    """The directory of the skills shipped with beamclaw-core (looked up once: the
+    package does not move under a running process)."""
     return Path(str(resources.files("beamclaw_core.skills") / "bundled"))
 
 

@@ -55,6 +55,7 @@ from beamclaw_core.workspace.prompt import (
     build_system_prompt_async,
     read_text,
 )
+from beamclaw_core.workspace.prompt_cache import PromptCache
 from beamclaw_core.workspace.templates import BOOTSTRAP_FILES, BootstrapFile, default_template
 from beamclaw_core.workspace.tokens import (
     estimate_message_tokens,
@@ -89,6 +90,7 @@ __all__ = [
     "ContextBreakdown",
     "FileTextCache",
     "InvalidAgentNameError",
+    "PromptCache",
     "PromptSection",
     "ProtectedAgentError",
     "ReadText",

@@ -16,6 +16,10 @@ the window is read again each time until it has settled.
 :class:`CacheMiss` when the text would have to be read, so a caller can assemble a
 prompt on the event loop when everything is cached and fall back to a worker thread
 otherwise.
+
+Paths may be given as ``str`` or :class:`~pathlib.Path`; the hot path (a hit) is one
+``os.stat`` and a dictionary lookup, with no :mod:`pathlib` work and no lock (entries
+are immutable tuples, and a dictionary lookup is atomic).
 """
 
 from __future__ import annotations
@@ -35,17 +39,36 @@ MAX_ENTRIES = 1_024
 
 _Identity = tuple[int, int, int, int, int]
 
+StrPath = str | Path
+
 
 class CacheMiss(Exception):  # noqa: N818 - a control-flow signal, not an error
     """Raised by :meth:`FileTextCache.cached` when a file's text must be read."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: StrPath) -> None:
         super().__init__(str(path))
-        self.path = path
+        self.path = Path(path)
 
 
 def _identity(st: os.stat_result) -> _Identity:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def stat_identity(path: StrPath) -> _Identity | None:
+    """Device, inode, size, mtime and ctime (ns) of ``path`` (symlinks followed), or None
+    when it cannot be ``stat``\\ ed. An identity taken while :func:`settled` holds
+    changes with any later change to the path (the ctime moves forward)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def settled(identity: _Identity | None, now_ns: int, racy_window_ns: int = RACY_WINDOW_NS) -> bool:
+    """Whether a path with ``identity`` last changed more than ``racy_window_ns`` before
+    ``now_ns`` (an absent path is settled: it has no timestamps to be fooled by)."""
+    return identity is None or max(identity[3], identity[4]) < now_ns - racy_window_ns
 
 
 class FileTextCache:
@@ -53,7 +76,8 @@ class FileTextCache:
 
     ``read(path)`` behaves like reading the file as UTF-8 (undecodable bytes replaced):
     it returns None for a missing, unreadable or non-regular file and for one holding
-    only whitespace. Thread-safe: entries are immutable tuples swapped under a lock.
+    only whitespace. Thread-safe: entries are immutable tuples, written under a lock and
+    read without one.
     """
 
     def __init__(
@@ -65,21 +89,26 @@ class FileTextCache:
         self._entries: dict[str, tuple[_Identity, str | None]] = {}
         self._lock = threading.Lock()
 
-    def _lookup(self, path: Path) -> tuple[bool, str | None, os.stat_result | None]:
+    def _lookup(self, path: StrPath) -> tuple[bool, str | None, os.stat_result | None]:
         """``(hit, text, stat)``: a hit needs no read; ``stat`` is None when absent."""
         try:
-            st = path.stat()
+            st = os.stat(path)
         except OSError:
             return True, None, None
         if not stat.S_ISREG(st.st_mode):
             return True, None, None
-        with self._lock:
-            entry = self._entries.get(str(path))
-        if entry is not None and entry[0] == _identity(st):
+        entry = self._entries.get(path if isinstance(path, str) else str(path))
+        if entry is not None and entry[0] == (
+            st.st_dev,
+            st.st_ino,
+            st.st_size,
+            st.st_mtime_ns,
+            st.st_ctime_ns,
+        ):
             return True, entry[1], st
         return False, None, st
 
-    def cached(self, path: Path) -> str | None:
+    def cached(self, path: StrPath) -> str | None:
         """The file's text without reading it (stats only).
 
         Raises:
@@ -90,7 +119,7 @@ class FileTextCache:
             raise CacheMiss(path)
         return text
 
-    def read(self, path: Path) -> str | None:
+    def read(self, path: StrPath) -> str | None:
         """The file's text: from the cache when unchanged, else read (and cached)."""
         started = self.clock()
         hit, text, st = self._lookup(path)
@@ -98,12 +127,13 @@ class FileTextCache:
             return text
         assert st is not None
         try:
-            raw = path.read_text(encoding="utf-8", errors="replace")
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                raw = handle.read()
         except OSError:  # vanished or unreadable since the stat: skipped, not cached
             return None
         text = raw if raw.strip() else None
         try:
-            after = path.stat()
+            after = os.stat(path)
         except OSError:
             return text
         settled = max(st.st_mtime_ns, st.st_ctime_ns) < started - self.racy_window_ns
@@ -111,7 +141,10 @@ class FileTextCache:
             with self._lock:
                 if len(self._entries) >= MAX_ENTRIES:
                     self._entries.clear()
-                self._entries[str(path)] = (_identity(st), text)
+                self._entries[path if isinstance(path, str) else str(path)] = (
+                    _identity(st),
+                    text,
+                )
         return text
 
     def clear(self) -> None:

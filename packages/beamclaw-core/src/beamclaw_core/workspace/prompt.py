@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from beamclaw_core.messages import Message
@@ -34,7 +34,7 @@ from beamclaw_core.workspace.environment import (
     environment_block,
     resolve_timezone,
 )
-from beamclaw_core.workspace.layout import agent_dir, daily_log_path
+from beamclaw_core.workspace.layout import MEMORY_DIRNAME, agent_dir, daily_log_path
 from beamclaw_core.workspace.templates import BOOTSTRAP_FILES, BootstrapFile
 from beamclaw_core.workspace.truncate import MAX_FILE_BYTES, truncate_for_prompt
 
@@ -86,10 +86,7 @@ class SystemPrompt:
 
     def as_messages(self) -> tuple[Message, ...]:
         """One system message per section, in order (seed 003's original shape)."""
-        return tuple(
-            Message.system(s.text, meta={"kind": str(s.kind), "source": s.source})
-            for s in self.sections
-        )
+        return tuple(section_message(s) for s in self.sections)
 
     def sources(self) -> tuple[str, ...]:
         """The files that made it into the prompt, in order."""
@@ -130,6 +127,73 @@ def _file_section(
     return PromptSection(kind, f"## {title}\n\n{cut.text}", source, cut.truncated)
 
 
+def section_message(section: PromptSection) -> Message:
+    """``section`` as the system message :meth:`SystemPrompt.as_messages` gives it."""
+    return Message.system(section.text, meta={"kind": str(section.kind), "source": section.source})
+
+
+def head_sections(
+    agent: str,
+    *,
+    found: bool,
+    files: Mapping[BootstrapFile, str | None],
+    include_heartbeat: bool,
+    max_file_bytes: int,
+) -> list[PromptSection]:
+    """The sections before the skills: the preamble and the bootstrap files (MEMORY.md
+    excepted) when the workspace was ``found``, else the single fallback section."""
+    if not found:
+        return [PromptSection(SectionKind.FALLBACK, _fallback(agent))]
+    sections = [PromptSection(SectionKind.PREAMBLE, _preamble(agent))]
+    for file in BOOTSTRAP_FILES:
+        text = files.get(file)
+        if file is BootstrapFile.MEMORY or text is None:
+            continue
+        if file is BootstrapFile.HEARTBEAT and not include_heartbeat:
+            continue
+        sections.append(
+            _file_section(SectionKind.BOOTSTRAP, text, file.value, file.value, max_file_bytes)
+        )
+    return sections
+
+
+def skills_section_of(text: str | None) -> PromptSection | None:
+    """The skills section for the text the skills system rendered (None when blank)."""
+    if text and text.strip():
+        return PromptSection(SectionKind.SKILLS, text.strip("\n"))
+    return None
+
+
+def environment_section(
+    *, now: datetime, last_message_at: datetime | None, zone: UserTimezone
+) -> PromptSection:
+    """The ``[user:environment]`` section (:func:`environment_block`)."""
+    return PromptSection(
+        SectionKind.ENVIRONMENT,
+        environment_block(now=now, last_message_at=last_message_at, timezone=zone),
+    )
+
+
+def daily_log_days(today: date) -> tuple[tuple[date, str], ...]:
+    """``((yesterday, "yesterday"), (today, "today"))``: the logs shown, in prompt order."""
+    return ((today - timedelta(days=1), "yesterday"), (today, "today"))
+
+
+def daily_log_section(text: str, day: date, when: str, max_file_bytes: int) -> PromptSection:
+    """The section of the daily log of ``day`` (``when`` is "yesterday" or "today")."""
+    source = f"{MEMORY_DIRNAME}/{day.isoformat()}.md"
+    title = f"Daily log {day.isoformat()} ({when})"
+    return _file_section(SectionKind.DAILY_LOG, text, source, title, max_file_bytes)
+
+
+def memory_section(text: str | None, max_file_bytes: int) -> PromptSection | None:
+    """The MEMORY.md section (None when the file is absent or blank)."""
+    if text is None:
+        return None
+    name = BootstrapFile.MEMORY.value
+    return _file_section(SectionKind.MEMORY, text, name, name, max_file_bytes)
+
+
 def build_system_prompt(
     agent: str,
     *,
@@ -165,50 +229,25 @@ def build_system_prompt(
     found = directory.is_dir()
     files = {f: read(directory / f.value) for f in BOOTSTRAP_FILES} if found else {}
     zone = resolve_timezone(timezone, files.get(BootstrapFile.USER))
-    sections: list[PromptSection] = []
-    if found:
-        sections.append(PromptSection(SectionKind.PREAMBLE, _preamble(agent)))
-        for file in BOOTSTRAP_FILES:
-            text = files[file]
-            if file is BootstrapFile.MEMORY or text is None:
-                continue
-            if file is BootstrapFile.HEARTBEAT and not include_heartbeat:
-                continue
-            sections.append(
-                _file_section(SectionKind.BOOTSTRAP, text, file.value, file.value, max_file_bytes)
-            )
-    else:
-        sections.append(PromptSection(SectionKind.FALLBACK, _fallback(agent)))
-    if skills_section and skills_section.strip():
-        sections.append(PromptSection(SectionKind.SKILLS, skills_section.strip("\n")))
-    sections.append(
-        PromptSection(
-            SectionKind.ENVIRONMENT,
-            environment_block(now=now, last_message_at=last_message_at, timezone=zone),
-        )
+    sections = head_sections(
+        agent,
+        found=found,
+        files=files,
+        include_heartbeat=include_heartbeat,
+        max_file_bytes=max_file_bytes,
     )
+    skills = skills_section_of(skills_section)
+    if skills is not None:
+        sections.append(skills)
+    sections.append(environment_section(now=now, last_message_at=last_message_at, zone=zone))
     if found:
-        today = now.astimezone(zone.zone).date()
-        for day, when in ((today - timedelta(days=1), "yesterday"), (today, "today")):
-            path = daily_log_path(directory, day)
-            text = read(path)
+        for day, when in daily_log_days(now.astimezone(zone.zone).date()):
+            text = read(daily_log_path(directory, day))
             if text is not None:
-                source = f"memory/{path.name}"
-                title = f"Daily log {day.isoformat()} ({when})"
-                sections.append(
-                    _file_section(SectionKind.DAILY_LOG, text, source, title, max_file_bytes)
-                )
-        memory = files[BootstrapFile.MEMORY]
+                sections.append(daily_log_section(text, day, when, max_file_bytes))
+        memory = memory_section(files[BootstrapFile.MEMORY], max_file_bytes)
         if memory is not None:
-            sections.append(
-                _file_section(
-                    SectionKind.MEMORY,
-                    memory,
-                    BootstrapFile.MEMORY.value,
-                    BootstrapFile.MEMORY.value,
-                    max_file_bytes,
-                )
-            )
+            sections.append(memory)
     return SystemPrompt(agent, tuple(sections), zone, found)
 
 
