@@ -95,6 +95,24 @@ def test_unregister_and_unregister_source() -> None:
     assert not reg.unregister("u")
 
 
+def test_listed_definitions_follow_every_change() -> None:
+    reg = ToolRegistry()
+    policy = ToolPolicy(allow=("*",), deny=("t2",))
+    reg.register(Echo())
+    assert [d.name for d in reg.definitions(policy)] == ["echo"]
+    reg.register_many([Raw("t1", "ok"), Raw("t2", "ok")])
+    assert [d.name for d in reg.definitions(policy)] == ["echo", "t1"]
+    replaced = Raw("t1", "crash")
+    reg.register(replaced, replace=True)
+    assert reg.definitions(policy)[1] is replaced.definition
+    reg.unregister("echo")
+    assert [d.name for d in reg.definitions(ToolPolicy(allow=("*",), deny=("t2",)))] == ["t1"]
+    reg.unregister_source("mcp:srv")
+    assert reg.definitions(policy) == []
+    reg.definitions(policy).append(Echo().definition)  # a caller's list is its own
+    assert reg.definitions(policy) == []
+
+
 def test_schema_export_from_one_source() -> None:
     reg = ToolRegistry()
     reg.register(Echo())

@@ -56,12 +56,19 @@ def decode_call_args(call: ToolCall) -> tuple[dict[str, Any] | None, str | None]
     return cast(dict[str, Any], decoded), None
 
 
+_LISTED_POLICIES = 256
+"""Distinct policies whose lists :meth:`ToolRegistry.definitions` remembers."""
+
+
 class ToolRegistry:
     """Holds :class:`Tool` implementations keyed by name and runs calls safely."""
 
     def __init__(self, *, max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS) -> None:
         self._tools: dict[str, Tool] = {}
         self._max_output_chars = max_output_chars
+        self._listed: dict[ToolPolicy | None, tuple[ToolDef, ...]] = {}
+        """:meth:`definitions` per policy (policies are frozen, hence usable as keys);
+        emptied whenever the set of tools changes. Every turn asks for the same list."""
 
     @classmethod
     def with_builtins(
@@ -91,6 +98,7 @@ class ToolRegistry:
             if not (replace and old_source == definition.source):
                 raise ToolNameCollisionError(definition.name, old_source, definition.source)
         self._tools[definition.name] = tool
+        self._listed.clear()
 
     def register_many(self, tools: Iterable[Tool]) -> None:
         """Register several tools; all or none (collisions are checked first)."""
@@ -106,9 +114,11 @@ class ToolRegistry:
             seen[d.name] = d.source
         for tool in batch:
             self._tools[tool.definition.name] = tool
+        self._listed.clear()
 
     def unregister(self, name: str) -> bool:
         """Remove a tool by name; True when it was registered."""
+        self._listed.clear()
         return self._tools.pop(name, None) is not None
 
     def unregister_source(self, source: str) -> list[str]:
@@ -116,6 +126,7 @@ class ToolRegistry:
         gone = sorted(n for n, t in self._tools.items() if t.definition.source == source)
         for name in gone:
             del self._tools[name]
+        self._listed.clear()
         return gone
 
     def get(self, name: str) -> Tool | None:
@@ -133,11 +144,17 @@ class ToolRegistry:
     # ------------------------------------------------------------------ export
     def definitions(self, policy: ToolPolicy | None = None) -> list[ToolDef]:
         """Definitions the policy permits, sorted by name."""
-        return [
-            self._tools[n].definition
-            for n in sorted(self._tools)
-            if policy is None or policy.permits(n)
-        ]
+        listed = self._listed.get(policy)
+        if listed is None:
+            listed = tuple(
+                self._tools[n].definition
+                for n in sorted(self._tools)
+                if policy is None or policy.permits(n)
+            )
+            if len(self._listed) >= _LISTED_POLICIES:
+                self._listed.clear()
+            self._listed[policy] = listed
+        return list(listed)
 
     def openai_schemas(self, policy: ToolPolicy | None = None) -> list[dict[str, Any]]:
         return [openai_tool(d) for d in self.definitions(policy)]
