@@ -107,6 +107,8 @@ async def test_transcripts_are_indexed_once(make_service: ServiceFactory, clock:
     assert first.sources_seen == 2 and first.chunks_written == 3
     again = await memory.index_transcript(AGENT, messages)
     assert again.chunks_written == 0 and again.sources_unchanged == 2
+    grown = await memory.index_transcript(AGENT, [*messages, ("s2", 2, "assistant", "Записал.")])
+    assert (grown.sources_changed, grown.sources_unchanged, grown.chunks_written) == (1, 1, 1)
     hit = (await memory.search(AGENT, "gym locker code")).hits[0]
     assert hit.category is MemoryCategory.CONVERSATION
     assert hit.source == "session:s1"

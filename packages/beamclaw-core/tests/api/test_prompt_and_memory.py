@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -168,6 +169,8 @@ class CountingMemory:
     def __init__(self, inner: MemoryService, *, fail_indexing: bool = False) -> None:
         self.inner = inner
         self.searches: list[str] = []
+        self.indexed: list[set[str]] = []
+        """The sessions of each ``index_transcript`` call."""
         self.fail_indexing = fail_indexing
 
     async def store(self, *a: Any, **kw: Any) -> Any:
@@ -202,7 +205,9 @@ class CountingMemory:
     ) -> IndexReport:
         if self.fail_indexing:
             raise RuntimeError("index is broken")
-        return await self.inner.index_transcript(agent_id, messages)
+        batch = list(messages)
+        self.indexed.append({m.session_id for m in batch if isinstance(m, TranscriptMessage)})
+        return await self.inner.index_transcript(agent_id, batch)
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -260,6 +265,29 @@ async def test_finished_turns_are_indexed_in_the_background(
     found = await memory.search("default", "Ouagadougou", mode=SearchMode.KEYWORD)
     assert [h.category for h in found.hits] == [MemoryCategory.CONVERSATION]
     assert "Ouagadougou" in found.hits[0].text
+
+
+async def test_turns_ending_together_are_indexed_in_one_batch(
+    make_core: Callable[..., Core],
+) -> None:
+    memory = _memory()
+    provider = ScriptedProvider([Reply("Noted, Ana.")], repeat_last=True)
+    core = make_core(provider, memory=memory)
+    await core.start(maintenance=False)
+    users = [SessionAddress(f"local:{name}", "default", "tui") for name in ("ana", "bo", "cy")]
+    handles = await asyncio.gather(*(core.send(a, "remember me") for a in users))
+    await asyncio.gather(*(h.result() for h in handles))
+    for _ in range(200):  # the batch window passes on its own
+        if memory.indexed:
+            break
+        await asyncio.sleep(0.01)
+    assert memory.indexed == [{h.session_id for h in handles}]
+    # the next turn of one session indexes only that session's new messages
+    await (await core.send(users[0], "think of Zanzibar")).result()
+    await core.stop()  # flushes the batch without waiting out its window
+    assert memory.indexed[1:] == [{handles[0].session_id}]
+    found = await memory.search("default", "Zanzibar", mode=SearchMode.KEYWORD)
+    assert "user: think of Zanzibar" in [h.text for h in found.hits]
 
 
 async def test_indexing_failures_never_fail_the_turn(make_core: Callable[..., Core]) -> None:

@@ -6,15 +6,17 @@
   that turn, so every request of the turn sees the same context (a stable prompt prefix);
   the message is never stored as history.
 * :class:`TranscriptIndexer` — after each turn, the conversation's new user and assistant
-  messages are indexed (``MemoryService.index_transcript``) in a background task per
-  session. Indexing never blocks or fails a turn: errors are logged and the next turn
-  retries from the same point.
+  messages are indexed (``MemoryService.index_transcript``) by one background worker, in
+  batches: sessions whose turns end within ``BATCH_DELAY_SECONDS`` of each other are read
+  in one query and indexed in one call per agent. Indexing never blocks or fails a turn:
+  errors are logged and the next turn retries from the same point.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Hashable
+from contextlib import suppress
 from datetime import UTC, datetime
 
 from loguru import logger
@@ -82,59 +84,79 @@ class AutoContext:
         self._turns.pop(session_id, None)
 
 
-class TranscriptIndexer:
-    """Indexes finished turns' messages in the background, one task per session."""
+BATCH_DELAY_SECONDS = 0.5
+"""How long a finished turn's indexing waits for others to join its batch."""
 
-    def __init__(self, store: ConversationStore, memory: MemoryService) -> None:
+
+class TranscriptIndexer:
+    """Indexes finished turns' messages in the background, in batches (see the module)."""
+
+    def __init__(
+        self,
+        store: ConversationStore,
+        memory: MemoryService,
+        *,
+        delay: float = BATCH_DELAY_SECONDS,
+    ) -> None:
         self.store = store
         self.memory = memory
+        self.delay = delay
         self._seen: dict[str, int] = {}
         self._due: dict[str, str] = {}
-        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._flush = asyncio.Event()
 
     def schedule(self, session_id: str, agent_id: str) -> None:
         """Index ``session_id``'s messages not indexed yet (returns at once)."""
         self._due[session_id] = agent_id
-        if session_id not in self._tasks:
-            self._tasks[session_id] = asyncio.create_task(
-                self._drain(session_id), name=f"index-transcript-{session_id}"
-            )
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name="index-transcripts")
 
-    async def _drain(self, session_id: str) -> None:
+    async def _run(self) -> None:
         try:
-            while session_id in self._due:
-                agent_id = self._due.pop(session_id)
+            while self._due:
+                if self.delay > 0 and not self._flush.is_set():
+                    with suppress(TimeoutError):
+                        await asyncio.wait_for(self._flush.wait(), self.delay)
+                due, self._due = self._due, {}
                 try:
-                    await self._index(session_id, agent_id)
+                    await self._index(due)
                 except Exception as e:
-                    logger.warning("{}: transcript indexing failed: {}", session_id, e)
+                    logger.warning("transcript indexing of {} sessions failed: {}", len(due), e)
         finally:
-            self._tasks.pop(session_id, None)
+            self._task = None
 
-    async def _index(self, session_id: str, agent_id: str) -> None:
-        after = self._seen.get(session_id, 0)
-        rows = await self.store.messages(session_id, after_seq=after)
-        batch = [
-            TranscriptMessage(
-                session_id=session_id, seq=row.seq, role=row.message.role.value, text=text
+    async def _index(self, due: dict[str, str]) -> None:
+        found = await self.store.messages_after({sid: self._seen.get(sid, 0) for sid in due})
+        batches: dict[str, list[TranscriptMessage]] = {}
+        for session_id, rows in found.items():
+            batches.setdefault(due[session_id], []).extend(
+                TranscriptMessage(
+                    session_id=session_id, seq=row.seq, role=row.message.role.value, text=text
+                )
+                for row in rows
+                if row.message is not None
+                and row.message.role in INDEXED_ROLES
+                and (text := row.message.text.strip())
             )
-            for row in rows
-            if row.message is not None
-            and row.message.role in INDEXED_ROLES
-            and (text := row.message.text.strip())
-        ]
-        if batch:
-            await self.memory.index_transcript(agent_id, batch)
-        if rows:
-            self._seen[session_id] = max(r.seq for r in rows)
+        for agent_id, batch in batches.items():
+            if batch:
+                await self.memory.index_transcript(agent_id, batch)
+        for session_id, rows in found.items():  # only once indexed: a failure retries
+            if rows:
+                self._seen[session_id] = max(r.seq for r in rows)
 
     async def drain(self, grace_seconds: float | None = None) -> None:
-        """Wait for scheduled indexing (cancelling what is left after ``grace_seconds``)."""
-        while self._tasks:
-            tasks = list(self._tasks.values())
-            _done, pending = await asyncio.wait(tasks, timeout=grace_seconds)
+        """Index what is scheduled now, without waiting for the batch window (cancelling
+        what is left after ``grace_seconds``)."""
+        task = self._task
+        if task is None:
+            return
+        self._flush.set()
+        try:
+            _done, pending = await asyncio.wait([task], timeout=grace_seconds)
             if pending:
-                for task in pending:
-                    task.cancel()
+                task.cancel()
                 await asyncio.wait(pending)
-                return
+        finally:
+            self._flush.clear()

@@ -356,6 +356,15 @@ class ConversationStore:
         """Every row after ``after_seq``, in order (raw history including markers)."""
         return await self.db.read(partial(_rows_after, cid=conversation_id, after=after_seq))
 
+    async def messages_after(self, after: dict[str, int]) -> dict[str, list[StoredMessage]]:
+        """:meth:`messages` of several conversations (each after its own ``seq``) in one
+        read transaction."""
+
+        def work(conn: Connection) -> dict[str, list[StoredMessage]]:
+            return {cid: _rows_after(conn, cid=cid, after=seq) for cid, seq in after.items()}
+
+        return await self.db.read(work)
+
     async def view(self, conversation_id: str) -> View:
         """The LLM view: after the last reset; from the last summary's first kept message."""
         return await self.db.read(partial(_view, cid=conversation_id))

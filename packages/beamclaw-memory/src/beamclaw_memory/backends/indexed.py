@@ -397,7 +397,7 @@ class IndexedMemory:
         for file in files:
             await self._index_file(agent_id, file, states.get(file.source), report)
         for source in sorted(set(states) - {f.source for f in files}):
-            removed = await self.rows.hashes_for_source(agent_id, source)
+            removed = await self.rows.hashes_for_sources(agent_id, [source])
             await self.rows.delete_source(agent_id, source)
             await self._forget_in_index(agent_id, list(removed))
             report.sources_removed += 1
@@ -466,47 +466,40 @@ class IndexedMemory:
         report = _Tally()
         chunking = self.settings.chunking
         now = self._clock()
-        for session_id, items in by_session.items():
-            report.sources_seen += 1
-            chunks = [
+        chunks: dict[str, list[tuple[str, str]]] = {
+            SESSION_SOURCE_PREFIX + session_id: [
                 pair
                 for m in items
                 if m.text.strip()
                 for pair in message_chunks(m, chunking.size, chunking.overlap)
             ]
-            before = report.chunks_written
-            await self._index_chunks(
-                agent_id,
-                SESSION_SOURCE_PREFIX + session_id,
-                MemoryCategory.CONVERSATION,
-                chunks,
-                now,
-                now,
-                report,
-                prune=False,
-            )
-            if report.chunks_written > before:
+            for session_id, items in by_session.items()
+        }
+        # One lookup, one embedding call and one write for the whole batch of sessions.
+        existing = await self.rows.hashes_for_sources(agent_id, list(chunks))
+        fresh: list[tuple[str, str, str]] = []
+        for source, pairs in chunks.items():
+            report.sources_seen += 1
+            new = [(source, k, t) for k, t in pairs if existing.get(k) != content_hash(t)]
+            if new:
                 report.sources_changed += 1
             else:
                 report.sources_unchanged += 1
+            fresh.extend(new)
+        await self._store_chunks(agent_id, MemoryCategory.CONVERSATION, fresh, now, now, report)
         return report.freeze()
 
-    async def _index_chunks(
+    async def _store_chunks(
         self,
         agent_id: str,
-        source: str,
         category: MemoryCategory,
-        chunks: list[tuple[str, str]],
+        fresh: list[tuple[str, str, str]],
         created_at: float,
         updated_at: float,
         report: _Tally,
-        *,
-        prune: bool,
     ) -> None:
-        """Write the chunks whose content changed; with ``prune`` drop the source's others."""
-        existing = await self.rows.hashes_for_source(agent_id, source)
-        fresh = [(k, t) for k, t in chunks if existing.get(k) != content_hash(t)]
-        vectors, error = await self._try_embed([t for _, t in fresh])
+        """Embed (when configured) and write ``(source, key, text)`` chunks as rows."""
+        vectors, error = await self._try_embed([t for _, _, t in fresh])
         if error is not None:
             report.embedding_error = error
         model = self.embedder.model if self.embedder is not None else None
@@ -522,11 +515,29 @@ class IndexedMemory:
                 embedding=vectors[i] if vectors else None,
                 embedding_model=model if vectors else None,
             )
-            for i, (key, text) in enumerate(fresh)
+            for i, (source, key, text) in enumerate(fresh)
         ]
-        await self._write(agent_id, rows)
+        if rows:
+            await self._write(agent_id, rows)
         report.chunks_written += len(rows)
         report.chunks_embedded += len(rows) if vectors else 0
+
+    async def _index_chunks(
+        self,
+        agent_id: str,
+        source: str,
+        category: MemoryCategory,
+        chunks: list[tuple[str, str]],
+        created_at: float,
+        updated_at: float,
+        report: _Tally,
+        *,
+        prune: bool,
+    ) -> None:
+        """Write the chunks whose content changed; with ``prune`` drop the source's others."""
+        existing = await self.rows.hashes_for_sources(agent_id, [source])
+        fresh = [(source, k, t) for k, t in chunks if existing.get(k) != content_hash(t)]
+        await self._store_chunks(agent_id, category, fresh, created_at, updated_at, report)
         if prune:
             keep = {k for k, _ in chunks}
             stale = [k for k in existing if k not in keep]

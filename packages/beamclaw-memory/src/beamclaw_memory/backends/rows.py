@@ -72,8 +72,10 @@ class RowStore(Protocol):
         """``key -> changed_at`` of every row of the agent."""
         ...
 
-    async def hashes_for_source(self, agent_id: str, source: str) -> dict[str, str]:
-        """``key -> content_hash`` of the indexer-owned rows (keys starting ``@``)."""
+    async def hashes_for_sources(self, agent_id: str, sources: Sequence[str]) -> dict[str, str]:
+        """``key -> content_hash`` of the indexer-owned rows (keys starting ``@``) of any of
+        ``sources`` (one query however many sources: the transcript indexer asks for a
+        batch of sessions at once)."""
         ...
 
     async def recent(
@@ -154,11 +156,12 @@ class InMemoryRowStore:
     async def versions(self, agent_id: str) -> dict[str, float]:
         return {k: r.changed_at for k, r in self._agent(agent_id).items()}
 
-    async def hashes_for_source(self, agent_id: str, source: str) -> dict[str, str]:
+    async def hashes_for_sources(self, agent_id: str, sources: Sequence[str]) -> dict[str, str]:
+        wanted = set(sources)
         return {
             k: r.content_hash
             for k, r in self._agent(agent_id).items()
-            if r.source == source and k.startswith("@")
+            if r.source in wanted and k.startswith("@")
         }
 
     async def recent(

@@ -55,16 +55,19 @@ def _row(record: Any) -> MemoryRow:
     )
 
 
-_HASHES_FOR_SOURCE = sa.select(t.c.key, t.c.content_hash).where(
+_HASHES_FOR_SOURCES = sa.select(t.c.key, t.c.content_hash).where(
     t.c.agent_id == sa.bindparam("agent_id"),
-    t.c.source == sa.bindparam("source"),
+    t.c.source.in_(sa.bindparam("sources", expanding=True)),
     t.c.key.startswith("@"),
 )
 
 
-def _hashes_for_source(conn: Connection, *, agent_id: str, source: str) -> dict[str, str]:
-    rows = conn.execute(_HASHES_FOR_SOURCE, {"agent_id": agent_id, "source": source})
-    return {str(row[0]): row[1] for row in rows}
+def _hashes_for_sources(conn: Connection, *, agent_id: str, sources: list[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for start in range(0, len(sources), _BATCH):
+        params = {"agent_id": agent_id, "sources": sources[start : start + _BATCH]}
+        found.update({str(row[0]): row[1] for row in conn.execute(_HASHES_FOR_SOURCES, params)})
+    return found
 
 
 @cache
@@ -204,8 +207,11 @@ class SqlRowStore:
             lambda conn: {str(row[0]): row[1] for row in conn.execute(query)}
         )
 
-    async def hashes_for_source(self, agent_id: str, source: str) -> dict[str, str]:
-        return await self._db.read(partial(_hashes_for_source, agent_id=agent_id, source=source))
+    async def hashes_for_sources(self, agent_id: str, sources: Sequence[str]) -> dict[str, str]:
+        if not sources:
+            return {}
+        work = partial(_hashes_for_sources, agent_id=agent_id, sources=list(sources))
+        return await self._db.read(work)
 
     async def recent(
         self, agent_id: str, limit: int, category: MemoryCategory | None
