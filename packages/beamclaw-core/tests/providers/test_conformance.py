@@ -451,3 +451,14 @@ async def test_both_http_transports_stream_and_classify(serve: Any, transport: s
             with pytest.raises(ProviderError) as info:
                 await call(s.provider, streamed=True)
             assert info.value.kind is ErrorKind.NETWORK
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+async def test_cookies_a_provider_sets_are_never_sent_back(serve: Any, transport: str) -> None:
+    cookie = {"Set-Cookie": "session=tracked; Path=/"}
+    fault = HttpFault(status=400, body={"error": {"message": "bad"}}, headers=cookie)
+    async with serve([fault, FakeReply("fine")], http_transport=transport) as s:
+        with pytest.raises(ProviderError):
+            await s.provider.complete(USER)
+        assert (await s.provider.complete(USER)).message.text == "fine"
+    assert "cookie" not in s.server.requests[1].headers

@@ -7,6 +7,9 @@ One :class:`httpx.AsyncClient` per provider, created once and closed by
 aiohttp's connection pool (``httpx_aiohttp.AiohttpTransport``), which keeps its throughput
 at 50 concurrent streams where httpx's own pool degrades (numbers in docs/providers.md).
 Stream idle and total timeouts are enforced by the provider around each read, not here.
+The client keeps no cookies: an LLM API needs none, a provider endpoint has no business
+setting state that later requests carry, and httpx's cookie-policy pass over every
+response cost ~0.1 ms per request.
 """
 
 from __future__ import annotations
@@ -36,6 +39,22 @@ def http_timeout(settings: ProviderSettings) -> httpx.Timeout:
     )
 
 
+class _NoCookies(httpx.Cookies):
+    """A cookie jar that keeps nothing."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        return None
+
+
+class _CookielessClient(httpx.AsyncClient):
+    @property
+    def cookies(self) -> httpx.Cookies:  # pyright: ignore[reportIncompatibleMethodOverride]
+        return _NO_COOKIES
+
+
+_NO_COOKIES = _NoCookies()
+
+
 def build_http_client(
     settings: ProviderSettings, transport: httpx.AsyncBaseTransport | None = None
 ) -> httpx.AsyncClient:
@@ -46,7 +65,7 @@ def build_http_client(
             transport = AiohttpTransport(limits=limits, trust_env=settings.trust_env)
         else:
             transport = httpx.AsyncHTTPTransport(limits=limits, trust_env=settings.trust_env)
-    return httpx.AsyncClient(
+    return _CookielessClient(
         timeout=http_timeout(settings),
         limits=limits,
         transport=transport,
