@@ -20,7 +20,7 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache, partial
 from typing import Any
 
@@ -202,7 +202,7 @@ class ConversationStore:
     ) -> ConversationRecord:
         """The conversation, created ``Idle`` (``new``) if it does not exist yet.
 
-        One write transaction: insert unless present, then read it back.
+        One write transaction: insert unless present (then read what is there).
         """
         idle = Idle()
         stmt = _create(self.db.dialect)
@@ -218,9 +218,20 @@ class ConversationStore:
         }
 
         def work(conn: Connection) -> ConversationRecord:
-            created = conn.execute(stmt, params).rowcount == 1
-            record = _record(conn.execute(_GET, {"b_id": conversation_id}).one())
-            return replace(record, new=True) if created else record
+            if conn.execute(stmt, params).rowcount == 1:
+                return ConversationRecord(
+                    conversation_id,
+                    agent_id,
+                    user_id,
+                    channel,
+                    parent_id,
+                    idle,
+                    now,
+                    now,
+                    now,
+                    new=True,
+                )
+            return _record(conn.execute(_GET, {"b_id": conversation_id}).one())
 
         return await self.db.write(work)
 
