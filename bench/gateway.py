@@ -9,6 +9,10 @@ the comparison pays for a slower HTTP stack than the other:
 * the same request through a real gateway (uvicorn on 127.0.0.1, the configured OpenAI
   provider pointed at the fake).
 
+The whole run (client, gateway and the direct baseline alike) uses the event loop
+``beamclaw serve`` would use by default (``[gateway.http] loop = "auto"``: uvloop where
+installed), reported as ``event_loop``.
+
 Each phase starts on a settled process: background work earlier turns left behind
 (transcript indexing) is let finish first, so it is never charged to the direct baseline;
 gateway turns then run back to back, as a client sending turn after turn sees them. Reported, each the median over ``ROUNDS`` rounds:
@@ -62,7 +66,7 @@ from beamclaw_core.testing import FakeOpenAIServer, FakeReply
 
 async def main():
     reply = FakeReply("The quick brown fox jumps over the lazy dog.", chunk_size=8)
-    async with FakeOpenAIServer([reply], repeat_last=True) as server:
+    async with FakeOpenAIServer([reply], repeat_last=True, keep_requests=0) as server:
         print(server.base_url, flush=True)
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
 
@@ -297,7 +301,10 @@ def run() -> dict[str, Any]:
         fake_url = server.stdout.readline().strip()
         with tempfile.TemporaryDirectory() as home:
             os.environ["BEAMCLAW_HOME"] = home
-            return asyncio.run(_measure(fake_url))
+            from beamclaw_gateway.server import loop_runner
+
+            name, run_loop = loop_runner("auto")
+            return {**run_loop(_measure(fake_url)), "event_loop": name}
     finally:
         if saved is None:
             os.environ.pop("BEAMCLAW_HOME", None)

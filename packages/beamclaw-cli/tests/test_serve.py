@@ -41,6 +41,7 @@ def test_serve_health_metrics_and_clean_ctrl_c(beamclaw_home: Path) -> None:
     try:
         body = _wait_health(port, proc)
         assert body["status"] == "up"
+        assert body["event_loop"] == "uvloop"  # [gateway.http] loop = "auto", uvloop installed
         assert httpx.get(f"http://127.0.0.1:{port}/ready").status_code == 200
         metrics = httpx.get(f"http://127.0.0.1:{port}/metrics").text
         assert "beamclaw_events_total" in metrics

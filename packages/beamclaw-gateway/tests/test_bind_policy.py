@@ -68,3 +68,21 @@ def test_port_in_use_is_detected() -> None:
         port = s.getsockname()[1]
         with pytest.raises(PortInUseError, match=str(port)):
             check_port_free("127.0.0.1", port)
+
+
+def test_the_event_loop_follows_the_setting() -> None:
+    import asyncio
+
+    import uvloop
+
+    from beamclaw_gateway.server import loop_runner
+
+    assert loop_runner("auto") == ("uvloop", uvloop.run)
+    assert loop_runner("uvloop") == ("uvloop", uvloop.run)
+    assert loop_runner("asyncio") == ("asyncio", asyncio.run)
+
+    async def which() -> str:
+        return type(asyncio.get_running_loop()).__module__
+
+    assert loop_runner("auto")[1](which()).startswith("uvloop")
+    assert loop_runner("asyncio")[1](which()).startswith("asyncio")

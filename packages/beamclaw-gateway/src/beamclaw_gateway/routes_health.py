@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
@@ -22,11 +23,18 @@ class HealthBody(BaseModel):
     status: str
     version: str
     uptime_seconds: float
+    event_loop: str
+    """``uvloop`` or ``asyncio`` (``[gateway.http] loop``)."""
     components: dict[str, dict[str, Any]]
 
 
 class ReadyBody(BaseModel):
     ready: bool
+
+
+def _loop_name() -> str:
+    module = type(asyncio.get_running_loop()).__module__
+    return "uvloop" if module.startswith("uvloop") else "asyncio"
 
 
 def _runtime(request: Request) -> GatewayRuntime:
@@ -43,6 +51,7 @@ async def health(request: Request) -> HealthBody:
         status=rt.health.overall().value,
         version=__version__,
         uptime_seconds=round(rt.uptime_seconds, 3),
+        event_loop=_loop_name(),
         components={name: h.as_dict() for name, h in snap.items()},
     )
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import importlib
 import ipaddress
 import socket
+from collections.abc import Callable, Coroutine
 from types import FrameType
+from typing import Any, Literal, TypeVar
 
 import uvicorn
 from loguru import logger
@@ -62,6 +65,30 @@ def check_port_free(host: str, port: int) -> None:
             raise GatewayConfigError(f"cannot bind {host}:{port}: {exc.strerror}") from exc
 
 
+T = TypeVar("T")
+Runner = Callable[[Coroutine[Any, Any, T]], T]
+
+
+def loop_runner(choice: Literal["auto", "uvloop", "asyncio"]) -> tuple[str, Runner[Any]]:
+    """The event loop ``[gateway.http] loop`` selects: its name and its ``run``.
+
+    ``auto`` takes uvloop when it is installed; ``uvloop`` without it is a
+    :class:`GatewayConfigError`.
+    """
+    if choice != "asyncio":
+        try:
+            uvloop = importlib.import_module("uvloop")
+        except ImportError as exc:
+            if choice == "uvloop":
+                raise GatewayConfigError(
+                    '[gateway.http] loop = "uvloop" but uvloop is not installed '
+                    '(pip install uvloop, or use loop = "auto")'
+                ) from exc
+        else:
+            return "uvloop", uvloop.run
+    return "asyncio", asyncio.run
+
+
 def serve(config: BeamclawConfig) -> None:
     """Run the gateway until SIGINT/SIGTERM; returns after a clean shutdown.
 
@@ -72,10 +99,12 @@ def serve(config: BeamclawConfig) -> None:
     host = config.gateway.http.host
     port = effective_port(config)
     check_port_free(host, port)
+    loop_name, run = loop_runner(config.gateway.http.loop)
     _usable, line = describe_llm_provider(config.core)
     print(line, flush=True)
+    logger.info("event loop: {}", loop_name)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(config, host, port))
+        run(_serve(config, host, port))
     logger.info("gateway stopped")
 
 
