@@ -42,7 +42,7 @@ from beamclaw_core.testing import FakeOpenAIServer, FakeReply
 
 async def main():
     reply = FakeReply("x" * {EVENTS * 4}, chunk_size=4)
-    async with FakeOpenAIServer([reply], repeat_last=True) as server:
+    async with FakeOpenAIServer([reply], repeat_last=True, keep_requests=0) as server:
         print(server.base_url, flush=True)
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
 

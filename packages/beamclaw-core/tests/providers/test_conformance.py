@@ -462,3 +462,12 @@ async def test_cookies_a_provider_sets_are_never_sent_back(serve: Any, transport
             await s.provider.complete(USER)
         assert (await s.provider.complete(USER)).message.text == "fine"
     assert "cookie" not in s.server.requests[1].headers
+
+
+async def test_the_fake_server_can_keep_only_recent_requests(serve: Any) -> None:
+    async with serve([FakeReply("one"), FakeReply("two")]) as s:
+        s.server.keep_requests = 1
+        assert (await s.provider.complete(USER)).message.text == "one"
+        assert (await s.provider.complete(USER)).message.text == "two"  # the script advanced
+    assert s.server.served == 2
+    assert len(s.server.requests) == 1

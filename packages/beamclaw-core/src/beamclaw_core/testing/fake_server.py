@@ -54,11 +54,17 @@ class FakeLLMServer(ABC):
         *,
         repeat_last: bool = False,
         default_model: str = "fake-model",
+        keep_requests: int | None = None,
     ) -> None:
         self._script: list[FakeStep | FakeStepFn] = list(script)
         self._repeat_last = repeat_last
         self.default_model = default_model
+        self.keep_requests = keep_requests
+        """Record only the last N requests (None = all). Benchmarks keep none: a server
+        holding thousands of request bodies spends tens of ms in garbage collection."""
         self.requests: list[RecordedRequest] = []
+        self.served = 0
+        """Requests answered so far (recorded or not)."""
         self.events_sent = 0
         self._runner: web.AppRunner | None = None
         self._stopping = asyncio.Event()
@@ -121,7 +127,7 @@ class FakeLLMServer(ABC):
         return [r.body for r in self.requests]
 
     def _next_step(self, request: RecordedRequest) -> FakeStep:
-        index = len(self.requests) - 1
+        index = self.served - 1
         if index < len(self._script):
             step = self._script[index]
         elif self._repeat_last and self._script:
@@ -156,7 +162,10 @@ class FakeLLMServer(ABC):
             body = None
         headers = {k.lower(): v for k, v in request.headers.items()}
         recorded = RecordedRequest(request.method, request.path, headers, raw, body)
+        self.served += 1
         self.requests.append(recorded)
+        if self.keep_requests is not None and len(self.requests) > self.keep_requests:
+            del self.requests[: len(self.requests) - self.keep_requests]
         step = self._next_step(recorded)
         wants_stream = isinstance(body, dict) and bool(body.get("stream"))
         model = body.get("model") if isinstance(body, dict) else None
