@@ -38,6 +38,7 @@ from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from beamclaw_memory.checkpoint import WalCheckpointer
 from beamclaw_memory.errors import DatabaseUnavailableError, MigrationError
 
 DATABASE_URL_ENV = "BEAMCLAW_DATABASE_URL"
@@ -86,6 +87,7 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints run off the writer: WalCheckpointer
     cursor.close()
 
 
@@ -124,6 +126,8 @@ class Database:
         self._reader: _HeldConnections | None = None
         self._write_thread: ThreadPoolExecutor | None = None
         self._read_threads: ThreadPoolExecutor | None = None
+        self.checkpointer: WalCheckpointer | None = None
+        """SQLite file databases: the background WAL checkpointer."""
         if not self.is_sqlite:
             self._async = create_async_engine(
                 self.url,
@@ -152,6 +156,8 @@ class Database:
         if in_memory:
             self._reader, self._read_threads = self._writer, self._write_thread
         else:
+            assert path is not None
+            self.checkpointer = WalCheckpointer(path)
             reader = _sqlite_engine(
                 self.url, "BEGIN", echo=echo, pool_size=READ_THREADS, max_overflow=0
             )
@@ -186,7 +192,11 @@ class Database:
             async with self._async.begin() as conn:
                 return await conn.run_sync(work)
         assert self._writer is not None and self._write_thread is not None
-        return await _on(self._write_thread, partial(self._writer.run, work))
+        try:
+            return await _on(self._write_thread, partial(self._writer.run, work))
+        finally:
+            if self.checkpointer is not None:
+                self.checkpointer.wrote()
 
     async def check(self) -> None:
         """Open a connection and run ``SELECT 1``; raise :class:`DatabaseUnavailableError`."""
@@ -226,6 +236,9 @@ class Database:
                 continue
             await asyncio.to_thread(threads.shutdown)  # lets running units finish
             connections.close()
+        if self.checkpointer is not None:
+            checkpointer, self.checkpointer = self.checkpointer, None
+            await asyncio.to_thread(checkpointer.close)
 
 
 async def _on(threads: ThreadPoolExecutor, work: Callable[[], T]) -> T:
