@@ -8,13 +8,15 @@
 * :class:`TranscriptIndexer` — after each turn, the conversation's new user and assistant
   messages are indexed (``MemoryService.index_transcript``) by one background worker, in
   batches: sessions whose turns end within ``BATCH_DELAY_SECONDS`` of each other are read
-  in one query and indexed in one call per agent. Indexing never blocks or fails a turn:
+  in one query and indexed in one call per agent (at most ``MAX_BATCH_SESSIONS`` at a
+  time). Indexing never blocks or fails a turn:
   errors are logged and the next turn retries from the same point.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Hashable
 from contextlib import suppress
 from datetime import UTC, datetime
@@ -84,8 +86,11 @@ class AutoContext:
         self._turns.pop(session_id, None)
 
 
-BATCH_DELAY_SECONDS = 0.5
+BATCH_DELAY_SECONDS = 0.1
 """How long a finished turn's indexing waits for others to join its batch."""
+MAX_BATCH_SESSIONS = 16
+"""Sessions indexed per database write: a bigger write would hold the writer (and the
+turns committing behind it) for longer."""
 
 
 class TranscriptIndexer:
@@ -115,10 +120,16 @@ class TranscriptIndexer:
     async def _run(self) -> None:
         try:
             while self._due:
-                if self.delay > 0 and not self._flush.is_set():
+                if (
+                    self.delay > 0
+                    and not self._flush.is_set()
+                    and len(self._due) < MAX_BATCH_SESSIONS
+                ):
                     with suppress(TimeoutError):
                         await asyncio.wait_for(self._flush.wait(), self.delay)
-                due, self._due = self._due, {}
+                due = dict(itertools.islice(self._due.items(), MAX_BATCH_SESSIONS))
+                for session_id in due:
+                    del self._due[session_id]
                 try:
                     await self._index(due)
                 except Exception as e:
