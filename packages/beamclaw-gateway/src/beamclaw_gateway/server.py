@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import importlib
 import ipaddress
 import socket
 from collections.abc import Callable, Coroutine
@@ -77,7 +76,7 @@ def loop_runner(choice: Literal["auto", "uvloop", "asyncio"]) -> tuple[str, Runn
     """
     if choice != "asyncio":
         try:
-            uvloop = importlib.import_module("uvloop")
+            import uvloop
         except ImportError as exc:
             if choice == "uvloop":
                 raise GatewayConfigError(
