@@ -1,8 +1,9 @@
 """Rate limiting with the ``limits`` library (moving window, async storages).
 
 Every external entry point is limited per client IP and, when a bearer token is
-presented, per token (hashed). Storage is in-process memory by default or Redis (redis-py)
-so that several gateway nodes share counters. A storage failure never takes the API down:
+presented, per token (hashed). Storage is in-process memory by default
+(:class:`~beamclaw_gateway.window_storage.WindowStorage`) or Redis (redis-py) so that
+several gateway nodes share counters. A storage failure never takes the API down:
 the request is allowed, the failure logged and ``/health`` shows ``rate_limit`` degraded.
 """
 
@@ -14,12 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from limits import RateLimitItem, parse_many
-from limits.aio.storage import MemoryStorage, RedisStorage, Storage
+from limits.aio.storage import RedisStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
 from limits.storage import storage_from_string
 from loguru import logger
 
 from beamclaw_gateway.settings import RateLimitSettings
+from beamclaw_gateway.window_storage import WindowStorage
 from beamclaw_obs import ComponentHealth, HealthState
 
 
@@ -49,6 +51,17 @@ def _async_uri(uri: str) -> str:
     return uri if uri.startswith("async+") else f"async+{uri}"
 
 
+def _storage(uri: str) -> Storage:
+    if uri.split("://", 1)[0] in ("memory", "async+memory"):
+        return WindowStorage()
+    options: dict[str, float | str | bool] = {}
+    if "redis" in uri:
+        options["implementation"] = "redispy"
+    storage = storage_from_string(_async_uri(uri), **options)
+    assert isinstance(storage, Storage)
+    return storage
+
+
 class RateLimiter:
     """Moving-window limits per IP and per token over one ``limits`` storage."""
 
@@ -58,13 +71,7 @@ class RateLimiter:
         self.exempt = frozenset(settings.exempt_paths)
         self._per_ip: list[RateLimitItem] = parse_many(settings.per_ip)
         self._per_token: list[RateLimitItem] = parse_many(settings.per_token)
-        uri = _async_uri(settings.storage_uri)
-        options: dict[str, float | str | bool] = {}
-        if "redis" in uri:
-            options["implementation"] = "redispy"
-        storage = storage_from_string(uri, **options)
-        assert isinstance(storage, Storage)
-        self.storage: Storage = storage
+        self.storage: Storage = _storage(settings.storage_uri)
         self._strategy = MovingWindowRateLimiter(self.storage)
         self._last_error: str | None = None
 
@@ -106,9 +113,7 @@ class RateLimiter:
         return ComponentHealth(HealthState.UP, data=data)
 
     async def close(self) -> None:
-        """Stop the memory storage's expiry timer / close the Redis connection pool."""
-        if isinstance(self.storage, MemoryStorage) and self.storage.timer is not None:
-            self.storage.timer.cancel()
+        """Close the Redis connection pool (the memory storage holds nothing to close)."""
         if isinstance(self.storage, RedisStorage):
             client: Any = getattr(self.storage.bridge, "storage", None)
             if client is not None:
