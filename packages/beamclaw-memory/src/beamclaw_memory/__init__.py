@@ -20,6 +20,7 @@ from beamclaw_memory.errors import (
 )
 from beamclaw_memory.evaluation import EvalSet, load_into, recall_at_k
 from beamclaw_memory.factory import create_memory_service
+from beamclaw_memory.prepared import Prepared
 from beamclaw_memory.service import (
     IndexReport,
     MemoryCategory,
@@ -76,6 +77,7 @@ __all__ = [
     "MigrationError",
     "MmrSettings",
     "OpenAIEmbedder",
+    "Prepared",
     "RowStore",
     "SearchHit",
     "SearchMode",

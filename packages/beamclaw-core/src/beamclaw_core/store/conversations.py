@@ -32,7 +32,7 @@ from sqlalchemy.exc import IntegrityError
 from beamclaw_core.loop.states import Idle, State, state_from_json, state_to_json
 from beamclaw_core.messages import Message
 from beamclaw_core.store.tables import conversations, messages, pending_runs
-from beamclaw_memory import Database
+from beamclaw_memory import Database, Prepared
 
 MESSAGE = "message"
 SUMMARY = "summary"
@@ -88,21 +88,28 @@ class View:
     """Sequence number of the first raw message in the view."""
 
 
-_GET = sa.select(conversations).where(conversations.c.id == sa.bindparam("b_id"))
-_MAX_SEQ = sa.select(sa.func.max(messages.c.seq)).where(
-    messages.c.conversation_id == sa.bindparam("b_id")
+_GET = Prepared(sa.select(conversations).where(conversations.c.id == sa.bindparam("b_id")))
+_MAX_SEQ = Prepared(
+    sa.select(sa.func.max(messages.c.seq)).where(messages.c.conversation_id == sa.bindparam("b_id"))
 )
-_MAX_POSITION = sa.select(sa.func.max(pending_runs.c.position)).where(
-    pending_runs.c.conversation_id == sa.bindparam("b_id")
+_MAX_POSITION = Prepared(
+    sa.select(sa.func.max(pending_runs.c.position)).where(
+        pending_runs.c.conversation_id == sa.bindparam("b_id")
+    )
 )
-_INSERT_MESSAGES = messages.insert()
+_MESSAGE_COLUMNS = ("conversation_id", "seq", "kind", "role", "content", "usage", "cost_usd")
+_INSERT_MESSAGES = Prepared(
+    messages.insert().values(
+        **{c: sa.bindparam(f"b_{c}") for c in _MESSAGE_COLUMNS}, created_at=sa.bindparam("b_now")
+    )
+)
 
 
 @cache
-def _create(dialect: str) -> Any:
+def _create(dialect: str) -> Prepared:
     """INSERT of a new conversation that does nothing when its id exists."""
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    return (
+    return Prepared(
         insert(conversations)
         .values(
             id=sa.bindparam("b_id"),
@@ -121,17 +128,23 @@ def _create(dialect: str) -> Any:
     )
 
 
-_INSERT_RUN = pending_runs.insert()
-_DROP_RUNS = pending_runs.delete().where(
-    pending_runs.c.id.in_(sa.bindparam("b_ids", expanding=True))
+_INSERT_RUN = Prepared(
+    pending_runs.insert().values(
+        id=sa.bindparam("b_id"),
+        conversation_id=sa.bindparam("b_conversation"),
+        position=sa.bindparam("b_position"),
+        payload=sa.bindparam("b_payload"),
+        created_at=sa.bindparam("b_now"),
+    )
 )
-_LAST_MARKER = (
+_DROP_RUN = Prepared(pending_runs.delete().where(pending_runs.c.id == sa.bindparam("b_id")))
+_LAST_MARKER = Prepared(
     sa.select(messages.c.seq, messages.c.kind, messages.c.content)
     .where(messages.c.conversation_id == sa.bindparam("b_id"), messages.c.kind != MESSAGE)
     .order_by(messages.c.seq.desc())
     .limit(1)
 )
-_ROWS_AFTER = (
+_ROWS_AFTER = Prepared(
     sa.select(messages.c.seq, messages.c.kind, messages.c.content, messages.c.created_at)
     .where(
         messages.c.conversation_id == sa.bindparam("b_id"),
@@ -146,20 +159,26 @@ _STATE_VALUES = {
     "updated_at": sa.bindparam("b_now"),
 }
 _SET_STATE = {
-    activity: conversations.update()
-    .where(conversations.c.id == sa.bindparam("b_id"))
-    .values(**_STATE_VALUES, **({"last_activity_at": sa.bindparam("b_now")} if activity else {}))
+    activity: Prepared(
+        conversations.update()
+        .where(conversations.c.id == sa.bindparam("b_id"))
+        .values(
+            **_STATE_VALUES, **({"last_activity_at": sa.bindparam("b_now")} if activity else {})
+        )
+    )
     for activity in (False, True)
 }
-_TOUCH = (
+_TOUCH = Prepared(
     conversations.update()
     .where(conversations.c.id == sa.bindparam("b_id"))
     .values(updated_at=sa.bindparam("b_now"))
 )
+_CONVERSATION_COLUMNS = tuple(c.name for c in conversations.columns)
 
 
-def _record(row: sa.Row[Any]) -> ConversationRecord:
-    m = row._mapping  # pyright: ignore[reportPrivateUsage]
+def _record(row: Sequence[Any]) -> ConversationRecord:
+    """A ``conversations`` row (its columns in table order) as a record."""
+    m = dict(zip(_CONVERSATION_COLUMNS, row, strict=True))
     return ConversationRecord(
         id=m["id"],
         agent_id=m["agent_id"],
@@ -218,7 +237,7 @@ class ConversationStore:
         }
 
         def work(conn: Connection) -> ConversationRecord:
-            if conn.execute(stmt, params).rowcount == 1:
+            if stmt.run(conn, params) == 1:
                 return ConversationRecord(
                     conversation_id,
                     agent_id,
@@ -231,19 +250,19 @@ class ConversationStore:
                     now,
                     new=True,
                 )
-            return _record(conn.execute(_GET, {"b_id": conversation_id}).one())
+            return _record(_GET.rows(conn, {"b_id": conversation_id})[0])
 
         return await self.db.write(work)
 
     async def get(self, conversation_id: str) -> ConversationRecord | None:
-        row = await self.db.read(lambda conn: conn.execute(_GET, {"b_id": conversation_id}).first())
-        return None if row is None else _record(row)
+        rows = await self.db.read(lambda conn: _GET.rows(conn, {"b_id": conversation_id}))
+        return _record(rows[0]) if rows else None
 
     async def list(self, *, include_children: bool = False) -> list[ConversationRecord]:
         query = sa.select(conversations).order_by(conversations.c.last_activity_at.desc())
         if not include_children:
             query = query.where(conversations.c.parent_id.is_(None))
-        return await self.db.read(lambda conn: [_record(r) for r in conn.execute(query)])
+        return await self.db.read(lambda conn: [_record(tuple(r)) for r in conn.execute(query)])
 
     async def busy(self) -> list[str]:
         """Conversations persisted mid-turn (neither idle nor error): to recover at start."""
@@ -325,10 +344,10 @@ class ConversationStore:
         runs = list(consumed_runs)
 
         def write(conn: Connection, seq: int | None) -> list[int]:
-            conn.execute(update, params)
+            update.run(conn, params)
             seqs = _append(conn, conversation_id, rows, now, seq)
-            if runs:
-                conn.execute(_DROP_RUNS, {"b_ids": runs})
+            for run_id in runs:
+                _DROP_RUN.run(conn, {"b_id": run_id})
             return seqs
 
         return await self._transaction(conversation_id, write)
@@ -358,7 +377,7 @@ class ConversationStore:
         rows: list[_Row] = [(kind, None, data)]
 
         def write(conn: Connection, seq: int | None) -> list[int]:
-            conn.execute(_TOUCH, {"b_id": conversation_id, "b_now": now})
+            _TOUCH.run(conn, {"b_id": conversation_id, "b_now": now})
             return _append(conn, conversation_id, rows, now, seq)
 
         return (await self._transaction(conversation_id, write))[0]
@@ -416,16 +435,16 @@ class ConversationStore:
         self, conversation_id: str, run_id: str, payload: dict[str, Any], *, now: float
     ) -> int:
         def work(conn: Connection) -> int:
-            last = conn.execute(_MAX_POSITION, {"b_id": conversation_id}).scalar()
+            ((last,),) = _MAX_POSITION.rows(conn, {"b_id": conversation_id})
             position = int(last or 0) + 1
-            conn.execute(
-                _INSERT_RUN,
+            _INSERT_RUN.run(
+                conn,
                 {
-                    "id": run_id,
-                    "conversation_id": conversation_id,
-                    "position": position,
-                    "payload": payload,
-                    "created_at": now,
+                    "b_id": run_id,
+                    "b_conversation": conversation_id,
+                    "b_position": position,
+                    "b_payload": payload,
+                    "b_now": now,
                 },
             )
             return position
@@ -449,7 +468,12 @@ class ConversationStore:
         if not run_ids:
             return
         runs = list(run_ids)
-        await self.db.write(lambda conn: conn.execute(_DROP_RUNS, {"b_ids": runs}))
+
+        def work(conn: Connection) -> None:
+            for run_id in runs:
+                _DROP_RUN.run(conn, {"b_id": run_id})
+
+        await self.db.write(work)
 
 
 def _append(
@@ -463,7 +487,8 @@ def _append(
     if not rows:
         return []
     if seq is None:
-        seq = int(conn.execute(_MAX_SEQ, {"b_id": conversation_id}).scalar() or 0)
+        ((last,),) = _MAX_SEQ.rows(conn, {"b_id": conversation_id})
+        seq = int(last or 0)
     values: list[dict[str, Any]] = []
     for kind, message, data in rows:
         seq += 1
@@ -471,36 +496,36 @@ def _append(
             usage = message.usage
             values.append(
                 {
-                    "conversation_id": conversation_id,
-                    "seq": seq,
-                    "kind": kind,
-                    "role": message.role.value,
-                    "content": message.model_dump(mode="json", exclude_defaults=True),
-                    "usage": None if usage is None else usage.model_dump(mode="json"),
-                    "cost_usd": None if usage is None else usage.cost_usd,
-                    "created_at": now,
+                    "b_conversation_id": conversation_id,
+                    "b_seq": seq,
+                    "b_kind": kind,
+                    "b_role": message.role.value,
+                    "b_content": message.model_dump(mode="json", exclude_defaults=True),
+                    "b_usage": None if usage is None else usage.model_dump(mode="json"),
+                    "b_cost_usd": None if usage is None else usage.cost_usd,
+                    "b_now": now,
                 }
             )
         else:
             values.append(
                 {
-                    "conversation_id": conversation_id,
-                    "seq": seq,
-                    "kind": kind,
-                    "role": None,
-                    "content": data or {},
-                    "usage": None,
-                    "cost_usd": None,
-                    "created_at": now,
+                    "b_conversation_id": conversation_id,
+                    "b_seq": seq,
+                    "b_kind": kind,
+                    "b_role": None,
+                    "b_content": data or {},
+                    "b_usage": None,
+                    "b_cost_usd": None,
+                    "b_now": now,
                 }
             )
-    conn.execute(_INSERT_MESSAGES, values)
-    return [v["seq"] for v in values]
+    _INSERT_MESSAGES.run_many(conn, values)
+    return [v["b_seq"] for v in values]
 
 
 def _rows_after(conn: Connection, *, cid: str, after: int) -> list[StoredMessage]:
     out: list[StoredMessage] = []
-    for seq, kind, content, created in conn.execute(_ROWS_AFTER, {"b_id": cid, "b_after": after}):
+    for seq, kind, content, created in _ROWS_AFTER.rows(conn, {"b_id": cid, "b_after": after}):
         if kind == MESSAGE:
             out.append(StoredMessage(seq, kind, Message.model_validate(content), {}, created))
         else:
@@ -509,11 +534,11 @@ def _rows_after(conn: Connection, *, cid: str, after: int) -> list[StoredMessage
 
 
 def _view(conn: Connection, *, cid: str) -> View:
-    marker = conn.execute(_LAST_MARKER, {"b_id": cid}).first()
+    markers = _LAST_MARKER.rows(conn, {"b_id": cid})
     summary: str | None = None
     start = 0
-    if marker is not None:
-        seq, kind, content = marker
+    if markers:
+        seq, kind, content = markers[0]
         if kind == RESET:
             start = seq
         else:

@@ -1,0 +1,93 @@
+"""Prepared statements: the same results on SQLite (driver direct) and PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from beamclaw_memory import Database, Prepared
+
+metadata = sa.MetaData()
+things = sa.Table(
+    "prepared_things",
+    metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("data", sa.JSON, nullable=True),
+    sa.Column("score", sa.Float, nullable=True),
+)
+INSERT = Prepared(
+    things.insert().values(
+        id=sa.bindparam("b_id"),
+        kind=sa.bindparam("b_kind"),
+        data=sa.bindparam("b_data"),
+        score=sa.bindparam("b_score"),
+    )
+)
+NOT_NOTES = Prepared(  # a literal parameter and a literal LIMIT, as the store's markers use
+    sa.select(things.c.id, things.c.data, things.c.score)
+    .where(things.c.kind != "note", things.c.score > sa.bindparam("b_min"))
+    .order_by(things.c.score.desc())
+    .limit(2)
+)
+RESCORE = Prepared(
+    things.update().where(things.c.kind == sa.bindparam("b_kind")).values(score=sa.bindparam("b_s"))
+)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'db.sqlite'}"
+    return str(request.getfixturevalue("postgres_url"))
+
+
+@pytest.fixture
+async def db(database_url: str) -> AsyncIterator[Database]:
+    database = Database(database_url)
+    await database.write(lambda c: metadata.create_all(c))
+    yield database
+    await database.dispose()
+
+
+async def test_rows_round_trip_json_literals_and_limits(db: Database) -> None:
+    rows = [
+        {"b_id": "a", "b_kind": "tool", "b_data": {"x": [1, "é"]}, "b_score": 0.5},
+        {"b_id": "b", "b_kind": "note", "b_data": None, "b_score": 9.0},
+        {"b_id": "c", "b_kind": "tool", "b_data": {"y": None}, "b_score": 2.5},
+        {"b_id": "d", "b_kind": "tool", "b_data": [], "b_score": 1.5},
+    ]
+    await db.write(lambda c: INSERT.run_many(c, rows))
+    found = await db.read(lambda c: NOT_NOTES.rows(c, {"b_min": 1.0}))
+    assert found == [("c", {"y": None}, 2.5), ("d", [], 1.5)]
+    changed = await db.write(lambda c: RESCORE.run(c, {"b_kind": "tool", "b_s": 0.0}))
+    assert changed == 3
+    assert await db.read(lambda c: NOT_NOTES.rows(c, {"b_min": -1.0})) == [
+        ("a", {"x": [1, "é"]}, 0.0),
+        ("c", {"y": None}, 0.0),
+    ]
+
+
+async def test_what_needs_sqlalchemys_execution_is_refused_on_sqlite(tmp_path: Path) -> None:
+    # (other dialects execute through SQLAlchemy, where both are fine)
+    expanding = Prepared(
+        sa.delete(things).where(things.c.id.in_(sa.bindparam("ids", expanding=True)))
+    )
+    defaults = sa.Table(
+        "prepared_defaults",
+        sa.MetaData(),
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("n", sa.Integer, default=1),
+    )
+    defaulted = Prepared(defaults.insert().values(id=sa.bindparam("b_id")))
+    db = Database(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    try:
+        with pytest.raises(ValueError, match="expanding"):
+            await db.write(lambda c: expanding.run(c, {"ids": ["a"]}))
+        with pytest.raises(ValueError, match="defaults"):
+            await db.write(lambda c: defaulted.run(c, {"b_id": 1}))
+    finally:
+        await db.dispose()
