@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -241,3 +242,35 @@ async def test_in_memory_sqlite_reads_what_it_wrote() -> None:
 
 def _raise(exc: BaseException) -> None:
     raise exc
+
+
+async def test_small_writes_run_inline_and_queue_when_the_database_is_locked(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "t.db"
+    db = await _counter_db(f"sqlite:///{path}")
+    try:
+        loop_thread = threading.current_thread().name
+        assert await db.write(lambda _c: threading.current_thread().name, small=True) == loop_thread
+        # another process holds the write lock: the small write must not block the loop
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("INSERT INTO counter (n) VALUES (100)")
+        write = asyncio.create_task(db.write(_bump, small=True))
+        ticks = 0
+        for _ in range(10):  # the loop keeps running while the write waits on its thread
+            await asyncio.sleep(0.01)
+            ticks += 1
+        assert ticks == 10 and not write.done()
+        assert db.queued_small_writes == 1
+        other.execute("COMMIT")
+        other.close()
+        assert await write == 1  # it ran after the other writer, on the writer thread
+        # a unit that raises inline is rolled back like any other
+        with pytest.raises(RuntimeError, match="boom"):
+            await db.write(lambda c: (_bump(c), _raise(RuntimeError("boom"))), small=True)
+        assert (
+            await db.read(lambda c: c.execute(text("SELECT count(*) FROM counter")).scalar()) == 2
+        )
+    finally:
+        await db.dispose()

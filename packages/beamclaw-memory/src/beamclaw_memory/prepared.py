@@ -108,7 +108,5 @@ def _driver(conn: Connection) -> Any:
 
 
 def _values(plan: _Plan, params: Mapping[str, Any]) -> tuple[Any, ...]:
-    values = (
-        params[n] if n in params else d for n, d in zip(plan.names, plan.defaults, strict=True)
-    )
+    values = (params.get(n, d) for n, d in zip(plan.names, plan.defaults, strict=True))
     return tuple(v if p is None else p(v) for v, p in zip(values, plan.binds, strict=True))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -35,7 +36,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event, pool, text
 from sqlalchemy.engine import Connection, make_url
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from beamclaw_memory.checkpoint import WalCheckpointer
@@ -101,11 +102,21 @@ def _begin(statement: str) -> Callable[[Connection], None]:
     return begin
 
 
-def _sqlite_engine(url: str, begin: str, **kwargs: Any) -> Engine:
+def _no_wait(dbapi_connection: Any, _record: Any) -> None:
+    dbapi_connection.execute("PRAGMA busy_timeout=0")
+
+
+def _sqlite_engine(url: str, begin: str, *, wait: bool = True, **kwargs: Any) -> Engine:
     engine = create_engine(url, **kwargs)
     event.listen(engine, "connect", _sqlite_pragmas)
+    if not wait:
+        event.listen(engine, "connect", _no_wait)
     event.listen(engine, "begin", _begin(begin))
     return engine
+
+
+class _BusyError(Exception):
+    """The inline connection found the database locked before its unit started."""
 
 
 def migration_locations(extra: Iterable[str] = ()) -> list[str]:
@@ -126,6 +137,9 @@ class Database:
         self.is_sqlite = self.url.startswith("sqlite")
         self._async: AsyncEngine | None = None
         self._writer: _HeldConnections | None = None
+        self._inline: _HeldConnections | None = None
+        self.queued_small_writes = 0
+        """``small`` writes that found the database locked and went to the writer thread."""
         self._reader: _HeldConnections | None = None
         self._write_thread: ThreadPoolExecutor | None = None
         self._read_threads: ThreadPoolExecutor | None = None
@@ -147,12 +161,13 @@ class Database:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         # One connection for the one writer thread; a private in-memory database has
         # only that connection, so its reads go to the writer too.
+        sizes: dict[str, Any] = {} if in_memory else {"pool_size": 1, "max_overflow": 0}
         writer = _sqlite_engine(
             self.url,
             "BEGIN IMMEDIATE",
             echo=echo,
             poolclass=pool.StaticPool if in_memory else pool.QueuePool,
-            **({} if in_memory else {"pool_size": 1, "max_overflow": 0}),
+            **sizes,
         )
         self._writer = _HeldConnections(writer)
         self._write_thread = ThreadPoolExecutor(1, thread_name_prefix="db-write")
@@ -161,6 +176,10 @@ class Database:
         else:
             assert path is not None
             self.checkpointer = WalCheckpointer(path)
+            inline = _sqlite_engine(
+                self.url, "BEGIN IMMEDIATE", wait=False, echo=echo, pool_size=1, max_overflow=0
+            )
+            self._inline = _HeldConnections(inline)
             reader = _sqlite_engine(
                 self.url, "BEGIN", echo=echo, pool_size=READ_THREADS, max_overflow=0
             )
@@ -184,18 +203,30 @@ class Database:
         assert self._reader is not None and self._read_threads is not None
         return await _on(self._read_threads, partial(self._reader.run, work))
 
-    async def write(self, work: Work[T]) -> T:
+    async def write(self, work: Work[T], *, small: bool = False) -> T:
         """Run ``work`` in a write transaction, committed when it returns and rolled back
         when it raises. On SQLite the transaction holds the write lock from its start.
 
-        A cancelled caller does not cancel the unit of work: it still commits, and only
-        its result is lost.
+        ``small``: the unit changes a handful of rows found by key (a store's hot path).
+        On a SQLite file it then runs at once, on the event loop's own connection, when
+        the database is not locked — a commit there costs less than the hop to the writer
+        thread and back, and never waits: checkpoints run on their own thread and a locked
+        database (the writer thread or another process mid-transaction) sends the unit to
+        the writer thread's queue instead.
+
+        A cancelled caller does not cancel a unit on the writer thread: it still commits,
+        and only its result is lost.
         """
         if self._async is not None:
             async with self._async.begin() as conn:
                 return await conn.run_sync(work)
         assert self._writer is not None and self._write_thread is not None
         try:
+            if small and self._inline is not None:
+                try:
+                    return _unless_busy(self._inline, work)
+                except _BusyError:
+                    self.queued_small_writes += 1
             return await _on(self._write_thread, partial(self._writer.run, work))
         finally:
             if self.checkpointer is not None:
@@ -231,6 +262,8 @@ class Database:
         if self._async is not None:
             await self._async.dispose()
             return
+        if self._inline is not None:
+            self._inline.close()
         for connections, threads in (
             (self._reader, self._read_threads),
             (self._writer, self._write_thread),
@@ -246,6 +279,28 @@ class Database:
 
 async def _on(threads: ThreadPoolExecutor, work: Callable[[], T]) -> T:
     return await asyncio.get_running_loop().run_in_executor(threads, work)
+
+
+def _unless_busy(connections: _HeldConnections, work: Work[T]) -> T:
+    """``work`` on this thread's connection; :class:`_BusyError` if the database was locked
+    before it started (a lock error after it started is the unit's own and propagates)."""
+    started = False
+
+    def run(conn: Connection) -> T:
+        nonlocal started
+        started = True
+        return work(conn)
+
+    try:
+        return connections.run(run)
+    except (sqlite3.OperationalError, OperationalError) as exc:
+        orig = getattr(exc, "orig", exc)
+        if not started and getattr(orig, "sqlite_errorname", "") in (
+            "SQLITE_BUSY",
+            "SQLITE_LOCKED",
+        ):
+            raise _BusyError from exc
+        raise
 
 
 class _HeldConnections:

@@ -252,7 +252,7 @@ class ConversationStore:
                 )
             return _record(_GET.rows(conn, {"b_id": conversation_id})[0])
 
-        return await self.db.write(work)
+        return await self.db.write(work, small=True)
 
     async def get(self, conversation_id: str) -> ConversationRecord | None:
         rows = await self.db.read(lambda conn: _GET.rows(conn, {"b_id": conversation_id}))
@@ -360,7 +360,7 @@ class ConversationStore:
         for attempt in (1, 2):
             seq = self._last_seq.get(conversation_id)
             try:
-                seqs = await self.db.write(lambda conn, seq=seq: write(conn, seq))
+                seqs = await self.db.write(lambda conn, seq=seq: write(conn, seq), small=True)
             except IntegrityError:
                 if attempt == 2 or self._last_seq.pop(conversation_id, None) is None:
                     raise
@@ -427,7 +427,7 @@ class ConversationStore:
             .where(conversations.c.id == conversation_id)
             .values(last_activity_at=now)
         )
-        await self.db.write(lambda conn: conn.execute(stmt))
+        await self.db.write(lambda conn: conn.execute(stmt), small=True)
 
     # ------------------------------------------------------------ pending runs
 
@@ -449,7 +449,7 @@ class ConversationStore:
             )
             return position
 
-        return await self.db.write(work)
+        return await self.db.write(work, small=True)
 
     async def pending(self, conversation_id: str | None = None) -> list[PendingRunRecord]:
         query = sa.select(pending_runs).order_by(
@@ -473,7 +473,7 @@ class ConversationStore:
             for run_id in runs:
                 _DROP_RUN.run(conn, {"b_id": run_id})
 
-        await self.db.write(work)
+        await self.db.write(work, small=True)
 
 
 def _append(
