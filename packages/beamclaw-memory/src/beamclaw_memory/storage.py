@@ -30,6 +30,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, TypeVar
 
+import orjson
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
@@ -106,8 +107,17 @@ def _no_wait(dbapi_connection: Any, _record: Any) -> None:
     dbapi_connection.execute("PRAGMA busy_timeout=0")
 
 
+def json_text(value: Any) -> str:
+    """JSON columns' serializer: orjson (several times faster than ``json.dumps``; keys
+    that are not strings are written as strings, as ``json.dumps`` does)."""
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+_JSON = {"json_serializer": json_text, "json_deserializer": orjson.loads}
+
+
 def _sqlite_engine(url: str, begin: str, *, wait: bool = True, **kwargs: Any) -> Engine:
-    engine = create_engine(url, **kwargs)
+    engine = create_engine(url, **_JSON, **kwargs)
     event.listen(engine, "connect", _sqlite_pragmas)
     if not wait:
         event.listen(engine, "connect", _no_wait)
@@ -148,6 +158,7 @@ class Database:
         if not self.is_sqlite:
             self._async = create_async_engine(
                 self.url,
+                **_JSON,
                 echo=echo,
                 pool_pre_ping=True,
                 pool_size=pool_size,
