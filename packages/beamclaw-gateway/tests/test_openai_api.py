@@ -307,3 +307,29 @@ async def test_approval_in_an_http_turn_is_denied_by_default_never_hangs() -> No
     assert done.choices[0].message.content == "could not write"
     tool_results = [m for m in provider.calls[1].messages if m.role.value == "tool"]
     assert len(tool_results) == 1 and tool_results[0].is_error
+
+
+def test_answer_bodies_built_directly_equal_the_models() -> None:
+    from beamclaw_core.messages import Usage
+    from beamclaw_gateway.openai_models import (
+        AssistantMessage,
+        ChatCompletion,
+        Choice,
+        CompletionUsage,
+    )
+
+    for usage in (
+        Usage(prompt_tokens=11, completion_tokens=7, total_tokens=18),
+        Usage(prompt_tokens=3, completion_tokens=2, cached_tokens=1, reasoning_tokens=4),
+    ):
+        for text, finish in (("hi", "stop"), (None, "length")):
+            model = ChatCompletion(
+                id="chatcmpl-x",
+                created=5,
+                model="beamclaw/default",
+                choices=[Choice(message=AssistantMessage(content=text), finish_reason=finish)],
+                usage=CompletionUsage.of(usage),
+            )
+            body = ChatCompletion.body("chatcmpl-x", 5, "beamclaw/default", text, finish, usage)
+            assert body == model.model_dump(mode="json")
+            assert CompletionUsage.body(usage) == CompletionUsage.of(usage).model_dump(mode="json")

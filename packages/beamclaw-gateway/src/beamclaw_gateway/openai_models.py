@@ -110,6 +110,18 @@ class CompletionUsage(BaseModel):
     prompt_tokens_details: PromptTokensDetails | None = None
     completion_tokens_details: CompletionTokensDetails | None = None
 
+    @staticmethod
+    def body(usage: Usage) -> dict[str, Any]:
+        """``CompletionUsage.of(usage).model_dump(mode="json")``, built directly (it is on
+        every answer's path; a test keeps the two equal)."""
+        return {
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "total_tokens": usage.total_tokens or usage.prompt_tokens + usage.completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
+            "completion_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
+        }
+
     @classmethod
     def of(cls, usage: Usage) -> CompletionUsage:
         return cls(
@@ -141,6 +153,29 @@ class Choice(BaseModel):
 
 class ChatCompletion(BaseModel):
     """A complete answer: the whole turn, tool steps included."""
+
+    @staticmethod
+    def body(
+        id: str, created: int, model: str, text: str | None, finish: FinishReason, usage: Usage
+    ) -> dict[str, Any]:
+        """The model's JSON form (``model_dump(mode="json")``) built directly: every
+        non-streaming answer goes through here, and a test keeps the two equal."""
+        return {
+            "id": id,
+            "object": "chat.completion",
+            "created": created,
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text, "refusal": None},
+                    "finish_reason": finish,
+                    "logprobs": None,
+                }
+            ],
+            "usage": CompletionUsage.body(usage),
+            "system_fingerprint": None,
+        }
 
     id: str
     object: Literal["chat.completion"] = "chat.completion"

@@ -22,11 +22,9 @@ from beamclaw_gateway.auth import bearer_token, require_token, token_key
 from beamclaw_gateway.errors import ApiError
 from beamclaw_gateway.idempotency import StoredAnswer, fingerprint
 from beamclaw_gateway.openai_models import (
-    AssistantMessage,
     ChatCompletion,
     ChatCompletionChunk,
     ChatCompletionRequest,
-    Choice,
     CompletionUsage,
     ModelCard,
     ModelList,
@@ -56,19 +54,15 @@ def api_user_id(user: str | None) -> str:
 def render(result: TurnResult, model: str, created: int) -> StoredAnswer:
     """The non-streaming answer (status and body) for a finished turn."""
     if result.status == "completed":
-        completion = ChatCompletion(
-            id=f"chatcmpl-{result.turn_id}",
-            created=created,
-            model=model,
-            choices=[
-                Choice(
-                    message=AssistantMessage(content=result.text),
-                    finish_reason=result.finish_reason,
-                )
-            ],
-            usage=CompletionUsage.of(result.usage),
+        body = ChatCompletion.body(
+            f"chatcmpl-{result.turn_id}",
+            created,
+            model,
+            result.text,
+            result.finish_reason,
+            result.usage,
         )
-        return StoredAnswer(200, completion.model_dump(mode="json"))
+        return StoredAnswer(200, body)
     return StoredAnswer(_error_status(result), _turn_error(result).body())
 
 
@@ -151,7 +145,7 @@ async def _stream_turn(turn: DetachedTurn, writer: _ChunkWriter) -> AsyncIterato
         yield writer.chunk({"content": result.text[len(sent) :]})
     yield writer.chunk({}, result.finish_reason)
     if writer.include_usage:
-        yield writer.usage(CompletionUsage.of(result.usage).model_dump(mode="json"))
+        yield writer.usage(CompletionUsage.body(result.usage))
     yield _sse("[DONE]")
 
 
