@@ -129,6 +129,9 @@ class HttpProvider(ABC):
         self._settings = settings
         self._prices = prices or PriceTable.default(settings.pricing)
         self._client = build_http_client(settings, transport)
+        self._request_headers: tuple[str | None, httpx.Headers] | None = None
+        """The merged request headers (client defaults + ours) for the current key."""
+        self._timeout = {"timeout": self._client.timeout.as_dict()}
         self._url = settings.base_url.rstrip("/") + self.endpoint
 
     # -- Provider protocol -------------------------------------------------------------
@@ -346,9 +349,23 @@ class HttpProvider(ABC):
         headers.update(self.auth_headers(key))
         return headers
 
+    def _merged_headers(self, key: str | None) -> httpx.Headers:
+        cached = self._request_headers
+        if cached is None or cached[0] != key:
+            merged = httpx.Headers(self._client.headers)
+            merged.update(self._headers(key))
+            cached = self._request_headers = (key, merged)
+        return cached[1]
+
     async def _send(self, body: dict[str, Any], key: str | None) -> httpx.Response:
-        request = self._client.build_request(
-            "POST", self._url, content=orjson.dumps(body), headers=self._headers(key)
+        # What client.build_request would build (its defaults and ours, its timeouts),
+        # with the header merge done once per key instead of per request.
+        request = httpx.Request(
+            "POST",
+            self._url,
+            content=orjson.dumps(body),
+            headers=self._merged_headers(key),
+            extensions=self._timeout,
         )
         try:
             resp = await self._client.send(request, stream=True)
