@@ -30,11 +30,9 @@ Processor = Callable[[Any], Any] | None
 @dataclass(frozen=True, slots=True)
 class _Plan:
     sql: str
-    names: tuple[str, ...]
-    defaults: tuple[Any, ...]
-    """Each parameter's own value (literals such as ``kind != 'message'`` or ``LIMIT 1``),
-    used when the caller does not give one."""
-    binds: tuple[Processor, ...]
+    slots: tuple[tuple[str, Any, Processor], ...]
+    """Each ``?`` in order: parameter name, its own value (a literal such as
+    ``kind != 'message'`` or ``LIMIT 1``, used when the caller gives none), converter."""
     results: tuple[Processor, ...]
 
 
@@ -94,9 +92,10 @@ class Prepared:
             selected = getattr(self.statement, "selected_columns", ())
             plan = _Plan(
                 sql=compiled.string,
-                names=names,
-                defaults=tuple(binds[n].effective_value for n in names),
-                binds=tuple(binds[n].type.bind_processor(dialect) for n in names),
+                slots=tuple(
+                    (n, binds[n].effective_value, binds[n].type.bind_processor(dialect))
+                    for n in names
+                ),
                 results=tuple(c.type.result_processor(dialect, None) for c in selected),
             )
             self._sqlite = plan
@@ -107,6 +106,9 @@ def _driver(conn: Connection) -> Any:
     return conn.connection.driver_connection
 
 
-def _values(plan: _Plan, params: Mapping[str, Any]) -> tuple[Any, ...]:
-    values = (params.get(n, d) for n, d in zip(plan.names, plan.defaults, strict=True))
-    return tuple(v if p is None else p(v) for v, p in zip(values, plan.binds, strict=True))
+def _values(plan: _Plan, params: Mapping[str, Any]) -> list[Any]:
+    out: list[Any] = []
+    for name, default, convert in plan.slots:
+        value = params.get(name, default)
+        out.append(value if convert is None else convert(value))
+    return out
