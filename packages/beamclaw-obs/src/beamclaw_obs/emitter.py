@@ -91,6 +91,9 @@ class Emitter:
     def __init__(self, queue_size: int = DEFAULT_QUEUE_SIZE) -> None:
         self._queue_size = queue_size
         self._lanes: dict[str, _Lane] = {}
+        self._active: tuple[_Lane, ...] = ()
+        """The lanes ``emit`` offers to: replaced (never changed) under the lock, read
+        without it."""
         self._lock = threading.Lock()
 
     def add_backend(self, backend: ObsBackend, queue_size: int | None = None) -> None:
@@ -103,12 +106,14 @@ class Emitter:
         )
         with self._lock:
             self._lanes[backend.name] = lane
+            self._active = tuple(self._lanes.values())
         lane.thread.start()
 
     def remove_backend(self, name: str, timeout: float = 5.0) -> None:
         """Stop a backend after its queue drains (bounded by ``timeout``)."""
         with self._lock:
             lane = self._lanes.pop(name, None)
+            self._active = tuple(self._lanes.values())
         if lane is None:
             return
         with contextlib.suppress(queue.Full):
@@ -127,10 +132,9 @@ class Emitter:
     def emit(self, event_type: EventType, /, **data: Any) -> None:
         """Offer an event to every backend. Never blocks, never raises."""
         try:
-            pending = _Pending(Event(type=EventType(event_type), ts=time.time(), data=data))
-            with self._lock:
-                lanes = list(self._lanes.values())
-            for lane in lanes:
+            kind = event_type if type(event_type) is EventType else EventType(event_type)
+            pending = _Pending(Event(type=kind, ts=time.time(), data=data))
+            for lane in self._active:
                 try:
                     lane.queue.put_nowait(pending)
                 except queue.Full:
