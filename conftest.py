@@ -118,6 +118,15 @@ def postgres_url(postgres_admin_url: str) -> Iterator[str]:
         asyncio.run(run(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh database of each kind in turn: a SQLite file, then a PostgreSQL database
+    (for code that must behave the same on both)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'db.sqlite'}"
+    return str(request.getfixturevalue("postgres_url"))
+
+
 @pytest.fixture
 def redis_url() -> str:
     """URL of the real Redis server that ``make test`` starts."""

@@ -38,13 +38,6 @@ RESCORE = Prepared(
 )
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'db.sqlite'}"
-    return str(request.getfixturevalue("postgres_url"))
-
-
 @pytest.fixture
 async def db(database_url: str) -> AsyncIterator[Database]:
     database = Database(database_url)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -15,13 +14,6 @@ from beamclaw_core.store import RESET, SUMMARY, ConversationStore, derive_sessio
 from beamclaw_core.store.tables import metadata
 from beamclaw_memory import Database
 from beamclaw_tools import ToolCall
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'db.sqlite'}"
-    return str(request.getfixturevalue("postgres_url"))
 
 
 @pytest.fixture
