@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from beamclaw_core.loop.inputs import Input, LlmChunk, LlmError, LlmResponse
 from beamclaw_core.messages import Message
-from beamclaw_core.parsing import parse_tool_calls, strip_thinking
+from beamclaw_core.parsing import has_thinking_tags, parse_tool_calls, strip_thinking
 from beamclaw_core.providers import (
     CompletionOptions,
     ErrorKind,
@@ -85,7 +85,7 @@ async def stream_llm(
     """Stream one call, posting :class:`LlmChunk` drafts; return the final event."""
     drafts = _Drafts(chunk_size, post)
     assembler = StreamAssembler(provider=provider.name)
-    visible = _VisibleText()
+    visible = VisibleText()
     try:
         async for chunk in provider.stream(messages, CompletionOptions(model=model, tools=tools)):
             assembler.feed(chunk)
@@ -112,18 +112,36 @@ async def stream_llm(
     return LlmResponse(message, usage, used_model)
 
 
-class _VisibleText:
-    """Tracks the thinking-stripped text so only what the user may see is streamed."""
+_TAG_REACH = 64
+"""How far back a thinking tag that a new delta completes may have started."""
+
+
+class VisibleText:
+    """Tracks the thinking-stripped text so only what the user may see is streamed.
+
+    Linear in the length of the answer: until a thinking tag shows up, only each new
+    delta (plus the tail a tag could have started in) is searched for one, and the
+    visible text is the raw text; from the first tag on, the whole text is stripped
+    again per delta (it can change what came before).
+    """
+
+    HOLD = 16
+    """A ``<`` this close to the end may open a thinking tag: wait for more text."""
 
     def __init__(self) -> None:
         self._raw = ""
         self._sent = 0
+        self._tagged = False
 
     def add(self, text: str) -> str:
+        """The newly visible text once ``text`` is appended ("" while nothing new is)."""
+        start = len(self._raw)
         self._raw += text
-        visible = strip_thinking(self._raw, fallback=False).text
-        lt = visible.rfind("<")
-        if lt >= 0 and len(visible) - lt < 16:
+        if not self._tagged:
+            self._tagged = has_thinking_tags(self._raw[max(0, start - _TAG_REACH) :])
+        visible = strip_thinking(self._raw, fallback=False).text if self._tagged else self._raw
+        lt = visible.rfind("<", max(0, len(visible) - self.HOLD + 1))
+        if lt >= 0:
             visible = visible[:lt]  # a thinking tag may be opening: wait for more text
         if len(visible) <= self._sent:
             return ""
