@@ -9,6 +9,7 @@ removed (OpenRouter writes ``anthropic/claude-sonnet-4-5``), then
 from __future__ import annotations
 
 from fnmatch import fnmatchcase
+from functools import lru_cache
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 
@@ -45,8 +46,10 @@ def family_key(model: str) -> str:
     return model.rsplit("/", 1)[-1].lower()
 
 
+@lru_cache(maxsize=1024)
 def lookup_model(model: str) -> tuple[int, int | None] | None:
-    """``(context_window, max_output_tokens)`` of the first matching family, or None."""
+    """``(context_window, max_output_tokens)`` of the first matching family, or None
+    (remembered per name: the table is fixed and every turn asks)."""
     key = family_key(model)
     for pattern, window, output in MODEL_FAMILIES:
         if fnmatchcase(key, pattern):

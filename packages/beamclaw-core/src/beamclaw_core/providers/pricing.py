@@ -55,6 +55,8 @@ class PriceTable:
 
     def __init__(self, *tables: Mapping[str, ModelPrice]) -> None:
         self._tables = [{k.lower(): v for k, v in t.items()} for t in tables]
+        self._found: dict[str, ModelPrice | None] = {}
+        """Answers so far (the tables never change; every turn asks for its model)."""
 
     @classmethod
     def default(cls, overrides: Mapping[str, ModelPrice] | None = None) -> PriceTable:
@@ -63,6 +65,14 @@ class PriceTable:
 
     def price_for(self, model: str) -> ModelPrice | None:
         """The price of ``model``, or None when no table knows it."""
+        if model in self._found:
+            return self._found[model]
+        price = self._search(model)
+        if len(self._found) < 4096:
+            self._found[model] = price
+        return price
+
+    def _search(self, model: str) -> ModelPrice | None:
         full = model.lower()
         key = family_key(model)
         for table in reversed(self._tables):
