@@ -11,9 +11,12 @@ function of one synchronous :class:`~sqlalchemy.engine.Connection`, run inside o
 transaction. On SQLite it runs on a database thread with the standard ``sqlite3`` driver
 (one thread hop per unit instead of several per statement, which is what an async driver
 costs); writes go through a single writer thread whose transactions start with ``BEGIN
-IMMEDIATE``, so they queue for the write lock instead of failing half-way. On PostgreSQL
+IMMEDIATE``, so they queue for the write lock instead of failing half-way; a *small*
+write (a handful of rows by key) commits at once on the event loop's own connection when
+the database is free, and queues for the writer thread when it is locked. On PostgreSQL
 it runs through the async engine's ``run_sync``. A unit of work never awaits: the
-transaction it holds cannot interleave with others on the event loop.
+transaction it holds cannot interleave with others on the event loop. WAL checkpoints run
+on their own thread (:mod:`beamclaw_memory.checkpoint`).
 """
 
 from __future__ import annotations
