@@ -311,25 +311,19 @@ async def test_approval_in_an_http_turn_is_denied_by_default_never_hangs() -> No
 
 def test_answer_bodies_built_directly_equal_the_models() -> None:
     from beamclaw_core.messages import Usage
-    from beamclaw_gateway.openai_models import (
-        AssistantMessage,
-        ChatCompletion,
-        Choice,
-        CompletionUsage,
-    )
+    from beamclaw_gateway.openai_models import ChatCompletion, CompletionUsage
 
-    for usage in (
-        Usage(prompt_tokens=11, completion_tokens=7, total_tokens=18),
-        Usage(prompt_tokens=3, completion_tokens=2, cached_tokens=1, reasoning_tokens=4),
+    for usage, total in (
+        (Usage(prompt_tokens=11, completion_tokens=7, total_tokens=18), 18),
+        (Usage(prompt_tokens=3, completion_tokens=2, cached_tokens=1, reasoning_tokens=4), 5),
     ):
         for text, finish in (("hi", "stop"), (None, "length")):
-            model = ChatCompletion(
-                id="chatcmpl-x",
-                created=5,
-                model="beamclaw/default",
-                choices=[Choice(message=AssistantMessage(content=text), finish_reason=finish)],
-                usage=CompletionUsage.of(usage),
-            )
             body = ChatCompletion.body("chatcmpl-x", 5, "beamclaw/default", text, finish, usage)
-            assert body == model.model_dump(mode="json")
-            assert CompletionUsage.body(usage) == CompletionUsage.of(usage).model_dump(mode="json")
+            # the models' own validation and dump reproduce it field for field
+            assert ChatCompletion.model_validate(body).model_dump(mode="json") == body
+            assert body["choices"][0]["message"]["content"] == text
+            assert body["choices"][0]["finish_reason"] == finish
+            counted = CompletionUsage.body(usage)
+            assert CompletionUsage.model_validate(counted).model_dump(mode="json") == counted
+            assert counted["total_tokens"] == total
+            assert counted["prompt_tokens_details"] == {"cached_tokens": usage.cached_tokens}

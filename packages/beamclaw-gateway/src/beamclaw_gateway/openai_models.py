@@ -112,8 +112,8 @@ class CompletionUsage(BaseModel):
 
     @staticmethod
     def body(usage: Usage) -> dict[str, Any]:
-        """``CompletionUsage.of(usage).model_dump(mode="json")``, built directly (it is on
-        every answer's path; a test keeps the two equal)."""
+        """The JSON form of ``usage`` as this model, built directly (it is on every
+        answer's path; a test checks it against the model)."""
         return {
             "prompt_tokens": usage.prompt_tokens,
             "completion_tokens": usage.completion_tokens,
@@ -121,18 +121,6 @@ class CompletionUsage(BaseModel):
             "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
             "completion_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
         }
-
-    @classmethod
-    def of(cls, usage: Usage) -> CompletionUsage:
-        return cls(
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            total_tokens=usage.total_tokens or usage.prompt_tokens + usage.completion_tokens,
-            prompt_tokens_details=PromptTokensDetails(cached_tokens=usage.cached_tokens),
-            completion_tokens_details=CompletionTokensDetails(
-                reasoning_tokens=usage.reasoning_tokens
-            ),
-        )
 
 
 FinishReason = Literal["stop", "length", "content_filter"]
