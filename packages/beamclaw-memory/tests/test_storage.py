@@ -7,6 +7,7 @@ import socket
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -271,6 +272,58 @@ async def test_small_writes_run_inline_and_queue_when_the_database_is_locked(
             await db.write(lambda c: (_bump(c), _raise(RuntimeError("boom"))), small=True)
         assert (
             await db.read(lambda c: c.execute(text("SELECT count(*) FROM counter")).scalar()) == 2
+        )
+    finally:
+        await db.dispose()
+
+
+def _driver_insert(n: int) -> Callable[[Connection], None]:
+    def work(conn: Connection) -> None:
+        # what a Prepared statement does on SQLite: straight to the driver
+        conn.connection.driver_connection.execute(  # type: ignore[union-attr]
+            "INSERT INTO counter (n) VALUES (?)", (n,)
+        )
+
+    return work
+
+
+@pytest.mark.parametrize("small", [True, False])
+async def test_driver_level_units_commit_and_roll_back_whole(tmp_path: Path, small: bool) -> None:
+    # Small writes and reads begin and end their transaction on the driver, not through
+    # SQLAlchemy; statements on the driver, through SQLAlchemy, or both, are one unit.
+    path = tmp_path / "t.db"
+    db = await _counter_db(f"sqlite:///{path}")
+    try:
+        await db.write(_driver_insert(1), small=small)
+
+        def mixed_then_fail(conn: Connection) -> None:
+            _driver_insert(2)(conn)
+            conn.execute(text("INSERT INTO counter (n) VALUES (3)"))
+            raise RuntimeError("boom")
+
+        with pytest.raises(RuntimeError, match="boom"):
+            await db.write(mixed_then_fail, small=small)
+
+        def mixed(conn: Connection) -> None:
+            conn.execute(text("INSERT INTO counter (n) VALUES (4)"))
+            _driver_insert(5)(conn)
+
+        await db.write(mixed, small=small)
+        # another connection sees exactly the committed units: nothing is left open
+        other = sqlite3.connect(path)
+        try:
+            assert sorted(r[0] for r in other.execute("SELECT n FROM counter")) == [1, 4, 5]
+        finally:
+            other.close()
+        assert await db.read(
+            lambda c: sorted(r[0] for r in c.execute(text("SELECT n FROM counter")))
+        ) == [1, 4, 5]
+        # a read that fails leaves no transaction open either: the next write proceeds
+        with pytest.raises(RuntimeError, match="boom"):
+            await db.read(lambda c: (c.execute(text("SELECT 1")), _raise(RuntimeError("boom"))))
+        await db.write(_driver_insert(6), small=small)
+        assert (
+            await db.read(lambda c: c.execute(text("SELECT count(*) FROM counter")).scalar()) == 4
         )
     finally:
         await db.dispose()
