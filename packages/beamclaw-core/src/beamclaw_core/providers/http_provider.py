@@ -132,7 +132,8 @@ class HttpProvider(ABC):
         self._request_headers: tuple[str | None, httpx.Headers] | None = None
         """The merged request headers (client defaults + ours) for the current key."""
         self._timeout = {"timeout": self._client.timeout.as_dict()}
-        self._url = settings.base_url.rstrip("/") + self.endpoint
+        self._url = httpx.URL(settings.base_url.rstrip("/") + self.endpoint)
+        """Parsed once: parsing the URL was a third of building each request."""
 
     # -- Provider protocol -------------------------------------------------------------
 
