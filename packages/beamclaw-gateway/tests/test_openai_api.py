@@ -152,6 +152,45 @@ async def test_bad_input_is_openai_shaped() -> None:
     assert huge.json()["error"]["code"] == "request_too_large"
 
 
+async def test_request_headers_are_validated_and_documented() -> None:
+    body = {"model": "default", "messages": USER}
+    async with (
+        live_gateway(ScriptedProvider([Reply("fine")])) as gw,
+        httpx.AsyncClient(base_url=gw.base_url) as c,
+    ):
+        long_session = await c.post(
+            "/v1/chat/completions", json=body, headers={"X-Session-Id": "s" * 129}
+        )
+        bad_mode = await c.post(
+            "/v1/chat/completions", json=body, headers={"X-Approval-Mode": "maybe"}
+        )
+        long_key = await c.post(
+            "/v1/chat/completions", json=body, headers={"Idempotency-Key": "k" * 257}
+        )
+        ok = await c.post(
+            "/v1/chat/completions",
+            json=body,
+            headers={"X-Session-Id": "s" * 128, "X-Approval-Mode": "deny", "X-User-Id": "u"},
+        )
+        schema = (await c.get("/openapi.json")).json()
+    for r, param in (
+        (long_session, "header.x-session-id"),
+        (bad_mode, "header.x-approval-mode"),
+        (long_key, "header.idempotency-key"),
+    ):
+        assert r.status_code == 400, r.text
+        error = r.json()["error"]
+        assert error["type"] == "invalid_request_error"
+        assert error["param"] == param
+    assert ok.status_code == 200 and ok.headers["x-session-id"] == "s" * 128
+    params = schema["paths"]["/v1/chat/completions"]["post"]["parameters"]
+    by_name = {p["name"]: p for p in params}
+    assert set(by_name) == {"X-User-Id", "X-Session-Id", "Idempotency-Key", "X-Approval-Mode"}
+    assert all(p["in"] == "header" for p in params)
+    assert by_name["X-Session-Id"]["schema"]["maxLength"] == 128
+    assert by_name["X-Approval-Mode"]["schema"]["enum"] == ["deny", "wait"]
+
+
 async def test_upstream_failure_mid_stream_then_session_still_usable() -> None:
     config = gateway_config()
     config.core.agentic_loop.max_attempts = 1

@@ -11,10 +11,13 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator
-from typing import Annotated, Any, Literal
+from dataclasses import dataclass
+from typing import Any, Literal, cast
 
-from fastapi import APIRouter, Depends, Header, Request
+import orjson
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, StreamingResponse
+from starlette.datastructures import Headers
 
 from beamclaw_core.loop import TextChunk
 from beamclaw_core.sessions import SessionAddress
@@ -168,6 +171,68 @@ async def _replay_stream(answer: StoredAnswer, writer: _ChunkWriter) -> AsyncIte
 _SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
+@dataclass(frozen=True, slots=True)
+class _HeaderParam:
+    name: str
+    description: str
+    max_length: int | None = None
+    choices: tuple[str, ...] = ()
+
+    def read(self, headers: Headers) -> str | None:
+        """The header's value (None when absent); :class:`ApiError` 400 when invalid."""
+        value = headers.get(self.name)
+        if value is None:
+            return None
+        param = f"header.{self.name.lower()}"
+        if self.max_length is not None and len(value) > self.max_length:
+            raise ApiError(
+                400,
+                f"{param}: String should have at most {self.max_length} characters",
+                param=param,
+            )
+        if self.choices and value not in self.choices:
+            allowed = " or ".join(repr(c) for c in self.choices)
+            raise ApiError(400, f"{param}: Input should be {allowed}", param=param)
+        return value
+
+    def openapi(self) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": "string"}
+        if self.max_length is not None:
+            schema["maxLength"] = self.max_length
+        if self.choices:
+            schema["enum"] = list(self.choices)
+        return {
+            "name": self.name,
+            "in": "header",
+            "required": False,
+            "description": self.description,
+            "schema": schema,
+        }
+
+
+# Read by the handler itself rather than declared as FastAPI ``Header`` parameters:
+# resolving four header parameters through FastAPI's dependency solver cost ~0.15 ms a
+# request. They are declared in the OpenAPI document all the same.
+_USER = _HeaderParam("X-User-Id", "The user, when the body has no `user`.", 256)
+_SESSION = _HeaderParam("X-Session-Id", "The session (else `session_id`, else derived).", 128)
+_IDEMPOTENCY = _HeaderParam(
+    "Idempotency-Key", "A retry with the same key answers from the first answer.", 256
+)
+_APPROVAL = _HeaderParam(
+    "X-Approval-Mode",
+    "What happens to tool approvals: `deny` answers no, `wait` waits for an approver.",
+    choices=("deny", "wait"),
+)
+_HEADER_PARAMS = (_USER, _SESSION, _IDEMPOTENCY, _APPROVAL)
+
+
+class _OrjsonResponse(JSONResponse):
+    """A JSON response rendered with orjson (several times faster than ``json.dumps``)."""
+
+    def render(self, content: Any) -> bytes:
+        return orjson.dumps(content)
+
+
 @router.post(
     "/chat/completions",
     response_model=ChatCompletion,
@@ -179,15 +244,9 @@ _SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         },
         **error_responses(400, 401, 404, 409, 413, 429, 502, 503, 504),
     },
+    openapi_extra={"parameters": [p.openapi() for p in _HEADER_PARAMS]},
 )
-async def chat_completions(
-    request: Request,
-    body: ChatCompletionRequest,
-    x_user_id: Annotated[str | None, Header(max_length=256)] = None,
-    x_session_id: Annotated[str | None, Header(max_length=128)] = None,
-    idempotency_key: Annotated[str | None, Header(max_length=256)] = None,
-    x_approval_mode: Annotated[Literal["deny", "wait"] | None, Header()] = None,
-) -> Any:
+async def chat_completions(request: Request, body: ChatCompletionRequest) -> Any:
     """Send the last user message to the agent named by ``model``; answer with the turn.
 
     ``model`` is ``beamclaw/<agent>`` or the agent id. The user comes from ``user`` or
@@ -195,6 +254,11 @@ async def chat_completions(
     user and agent. Only the last user message is taken: the history lives in the
     session. ``X-Approval-Mode`` (``deny``/``wait``) says what happens to tool approvals.
     """
+    headers = request.headers
+    x_user_id = _USER.read(headers)
+    x_session_id = _SESSION.read(headers)
+    idempotency_key = _IDEMPOTENCY.read(headers)
+    x_approval_mode = cast(Literal["deny", "wait"] | None, _APPROVAL.read(headers))
     services = _services(request)
     agent = services.agents.resolve(body.model)
     if agent is None:
@@ -214,7 +278,7 @@ async def chat_completions(
     include_usage = bool(body.stream_options and body.stream_options.include_usage)
     key: str | None = None
     if idempotency_key:
-        token = bearer_token(request.headers.get("authorization"))
+        token = bearer_token(headers.get("authorization"))
         key = f"{token_key(token) if token else 'anon'}:{idempotency_key}"
         claim = await services.idempotency.claim(key, fingerprint(await request.body()))
         if claim.kind == "mismatch":
@@ -243,7 +307,7 @@ async def chat_completions(
                     media_type="text/event-stream",
                     headers={**_SSE_HEADERS, "Idempotent-Replayed": "true"},
                 )
-            return JSONResponse(
+            return _OrjsonResponse(
                 answer.body, answer.status_code, headers={"Idempotent-Replayed": "true"}
             )
 
@@ -274,4 +338,4 @@ async def chat_completions(
             headers={**_SSE_HEADERS, **headers},
         )
     answer = render(await turn.result, body.model, created)
-    return JSONResponse(answer.body, answer.status_code, headers=headers)
+    return _OrjsonResponse(answer.body, answer.status_code, headers=headers)
