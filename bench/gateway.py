@@ -19,6 +19,9 @@ gateway turns then run back to back, as a client sending turn after turn sees th
 
 * ``added_p50_ms``/``added_p99_ms``: a one-step non-streaming turn in a fresh session per
   request (the headline figure, as in issue 8) minus the direct JSON call;
+  ``gateway_vs_direct_p50`` is the same comparison as a ratio, which moves less than
+  milliseconds do between machines of different speed, and ``added_p50_rounds_ms`` the
+  lowest and highest of the rounds' own differences (how much the machine moved);
 * ``added_same_session_p50_ms``: the same turn in one long-lived session (no session
   creation; what a chat client that keeps its ``X-Session-Id`` pays);
 * ``direct_stream_p50_ms``: the direct call made the way the provider makes it inside a
@@ -219,6 +222,7 @@ async def _measure(fake_url: str) -> dict[str, Any]:
             add("direct_p99_ms", pct(direct, 99))
             add("gateway_p50_ms", pct(via, 50))
             add("gateway_p99_ms", pct(via, 99))
+            add("round_added_p50_ms", pct(via, 50) - pct(direct, 50))
             session = f"bench-{uuid.uuid4().hex}"
             direct, via, _, _ = await _paired(client, direct_url, gw_url, session)
             add("direct_same_session_p50_ms", pct(direct, 50))
@@ -268,6 +272,10 @@ async def _measure(fake_url: str) -> dict[str, Any]:
     out = {k: round(statistics.median(v), 3) for k, v in rounds.items()}
     out["added_p50_ms"] = round(out["gateway_p50_ms"] - out["direct_p50_ms"], 3)
     out["added_p99_ms"] = round(out["gateway_p99_ms"] - out["direct_p99_ms"], 3)
+    out["gateway_vs_direct_p50"] = round(out["gateway_p50_ms"] / out["direct_p50_ms"], 2)
+    spread = rounds.pop("round_added_p50_ms")
+    out.pop("round_added_p50_ms")
+    out["added_p50_rounds_ms"] = f"{min(spread):.2f}..{max(spread):.2f}"
     out["added_same_session_p50_ms"] = round(
         out["gateway_same_session_p50_ms"] - out["direct_same_session_p50_ms"], 3
     )
