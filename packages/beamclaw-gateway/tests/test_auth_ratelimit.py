@@ -72,6 +72,33 @@ async def test_protected_routes_need_the_token_health_stays_open() -> None:
     assert done.choices[0].message.content == "hi"
 
 
+async def test_openapi_declares_the_bearer_scheme_on_every_guarded_operation() -> None:
+    async with (
+        live_gateway(ScriptedProvider([]), token_config()) as gw,
+        httpx.AsyncClient(base_url=gw.base_url) as c,
+    ):
+        schema = (await c.get("/openapi.json")).json()
+        # a lowercase scheme is still a bearer token; another scheme is not
+        loose = await c.get("/api/status", headers={"Authorization": f"bearer {TOKEN}"})
+        basic = await c.get("/api/status", headers={"Authorization": f"Basic {TOKEN}"})
+    assert schema["components"]["securitySchemes"]["HTTPBearer"] == {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "The gateway token.",
+    }
+    guarded = {
+        (path, method): op.get("security")
+        for path, ops in schema["paths"].items()
+        for method, op in ops.items()
+        if path.startswith(("/v1/", "/api/", "/a2a"))
+    }
+    assert ("/v1/chat/completions", "post") in guarded and ("/a2a", "post") in guarded
+    assert all(sec == [{"HTTPBearer": []}] for sec in guarded.values()), guarded
+    assert "security" not in schema["paths"]["/health"]["get"]
+    assert loose.status_code == 200
+    assert basic.status_code == 401
+
+
 async def test_unset_token_variable_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
     async with live_gateway(ScriptedProvider([]), token_config()) as gw:
         monkeypatch.delenv("BC_TEST_GW_TOKEN")

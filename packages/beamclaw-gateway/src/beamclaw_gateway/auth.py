@@ -11,14 +11,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 
-from fastapi import Depends, Request
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi import Request
+from fastapi.security import HTTPBearer
 
 from beamclaw_gateway.errors import ApiError
 from beamclaw_gateway.settings import HttpSettings
 from beamclaw_obs import MissingSecretError
-
-bearer_scheme = HTTPBearer(auto_error=False, description="The gateway token.")
 
 
 def bearer_token(authorization: str | None) -> str | None:
@@ -75,12 +73,21 @@ def unauthorized(message: str = "missing or invalid gateway token") -> ApiError:
     )
 
 
-async def require_token(
-    request: Request,
-    credentials: HTTPAuthorizationCredentials | None = Depends(bearer_scheme),
-) -> None:
-    """FastAPI dependency guarding ``/v1``, ``/api`` and ``/a2a``."""
-    guard: TokenGuard = request.app.state.services.auth
-    presented = credentials.credentials if credentials is not None else None
-    if not guard.check(presented):
-        raise unauthorized()
+class _GatewayBearer(HTTPBearer):
+    """The bearer security scheme that also checks the token.
+
+    One dependency where a scheme plus a checking dependency took two: FastAPI's solver
+    cost ~0.1 ms a request per level. Subclassing ``HTTPBearer`` keeps the scheme in the
+    OpenAPI document (``components.securitySchemes.HTTPBearer``, ``security`` on each
+    guarded operation)."""
+
+    async def __call__(self, request: Request) -> None:  # type: ignore[override]
+        guard: TokenGuard = request.app.state.services.auth
+        if not guard.check(bearer_token(request.headers.get("authorization"))):
+            raise unauthorized()
+
+
+require_token = _GatewayBearer(
+    auto_error=False, scheme_name="HTTPBearer", description="The gateway token."
+)
+"""FastAPI dependency guarding ``/v1``, ``/api`` and ``/a2a`` (``Depends(require_token)``)."""
