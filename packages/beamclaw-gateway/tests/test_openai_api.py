@@ -152,6 +152,20 @@ async def test_bad_input_is_openai_shaped() -> None:
     assert huge.json()["error"]["code"] == "request_too_large"
 
 
+async def test_upstream_streams_only_when_the_client_streams() -> None:
+    provider = ScriptedProvider([Reply("whole"), Reply("in pieces")], chunk_size=3)
+    async with live_gateway(provider) as gw, client_for(gw.base_url) as client:
+        whole = await client.chat.completions.create(model="beamclaw/default", messages=USER)
+        stream = await client.chat.completions.create(
+            model="beamclaw/default", messages=USER, stream=True
+        )
+        pieces = [c.choices[0].delta.content async for c in stream if c.choices]
+    assert whole.choices[0].message.content == "whole"
+    assert "".join(p for p in pieces if p) == "in pieces"
+    # nobody watched the non-streaming turn: one plain upstream request
+    assert [c.stream for c in provider.calls] == [False, True]
+
+
 async def test_request_headers_are_validated_and_documented() -> None:
     body = {"model": "default", "messages": USER}
     async with (

@@ -231,16 +231,22 @@ class Core:
         *,
         source_message_id: str | None = None,
         session_id: str | None = None,
+        drafts: bool = True,
     ) -> TurnHandle:
         """Send a message (or an in-chat command) and get the handle of its turn.
 
         ``session_id`` names the conversation explicitly (an API client's own session
         id); by default it is derived from ``address`` (:meth:`session_id`).
+
+        ``drafts=False``: the sender only wants the finished answer, not ``TextChunk``
+        drafts. Each LLM call of a turn streams while any subscriber of the session
+        (a handle or :meth:`subscribe`) wants drafts; when none does it is one
+        non-streaming request, which costs less to make and to read.
         """
         lane = await self._lane(address, session_id=session_id)
         self._ensure_running(lane)
         return await lane.submit(
-            content, source_message_id=source_message_id, channel=address.channel
+            content, source_message_id=source_message_id, channel=address.channel, drafts=drafts
         )
 
     async def subscribe(self, session_id: str) -> Subscription:

@@ -164,6 +164,7 @@ class A2AService:
                 content=text,
                 session_id=session_id,
                 approval_mode="wait",
+                drafts=False,  # tasks report states and the final answer, not drafts
             ),
             on_event=on_event,
             on_done=on_done,

@@ -322,6 +322,7 @@ async def chat_completions(request: Request, body: ChatCompletionRequest) -> Any
         content=content,
         session_id=x_session_id or body.session_id,
         approval_mode=x_approval_mode or services.settings.api.approval_mode,
+        drafts=bool(body.stream),
     )
     try:
         turn = await services.turns.start(turn_request, on_done=remember)

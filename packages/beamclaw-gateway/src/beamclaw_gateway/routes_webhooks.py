@@ -112,6 +112,7 @@ async def webhook(
             address=SessionAddress(user, agent_id, "webhook"),
             content=webhook_message(source, payload),
             approval_mode="deny",
+            drafts=False,
         )
     )
     body = WebhookAccepted(

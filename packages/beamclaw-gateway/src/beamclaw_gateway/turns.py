@@ -55,6 +55,10 @@ class TurnRequest:
     session_id: str | None = None
     approval_mode: ApprovalMode = "deny"
     source_message_id: str | None = None
+    drafts: bool = True
+    """The requester reads the answer as it streams; False (a non-streaming answer, a
+    webhook, an A2A task) lets the turn's LLM calls be non-streaming requests when no
+    one else watches the session (``Core.send``)."""
 
 
 OnEvent = Callable[[TurnEvent], Awaitable[None]]
@@ -125,6 +129,7 @@ class TurnRunner:
             request.content,
             source_message_id=request.source_message_id,
             session_id=request.session_id,
+            drafts=request.drafts,
         )
         turn = DetachedTurn(handle.session_id, handle.turn_id)
 

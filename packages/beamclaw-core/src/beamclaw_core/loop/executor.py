@@ -40,7 +40,7 @@ from beamclaw_core.loop.inputs import (
     ToolComplete,
     TurnDeadline,
 )
-from beamclaw_core.loop.llm_call import provider_failure, stream_llm
+from beamclaw_core.loop.llm_call import complete_llm, provider_failure, stream_llm
 from beamclaw_core.loop.machine import transition
 from beamclaw_core.loop.states import State, is_busy, recovery_form
 from beamclaw_core.loop.turn_events import TurnEvent
@@ -101,6 +101,9 @@ class LoopDeps:
     cancel_children: Callable[[tuple[str, ...]], Awaitable[None]] | None = None
     submit: Callable[[str, bool], None] | None = None
     chunk_size: int = 80
+    live: Callable[[], bool] = lambda: True
+    """Asked before each LLM call: does anyone want its text as it streams? If not, the
+    call is one non-streaming request (no drafts)."""
     context_window: int = 128_000
     model: str | None = None
     on_effect: Callable[[fx.Effect], None] | None = None
@@ -282,9 +285,12 @@ class TurnExecutor:
             self._inbox.put_nowait((generation, event))
 
         try:
-            event = await stream_llm(
-                d.provider, messages, tools, chunk_size=d.chunk_size, post=post, model=d.model
-            )
+            if d.live():
+                event = await stream_llm(
+                    d.provider, messages, tools, chunk_size=d.chunk_size, post=post, model=d.model
+                )
+            else:
+                event = await complete_llm(d.provider, messages, tools, model=d.model)
         except Exception as e:  # a provider bug must become an event, not a crash
             event = provider_failure(e)
         post(event)

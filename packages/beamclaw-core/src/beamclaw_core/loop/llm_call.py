@@ -1,6 +1,7 @@
-"""One streamed LLM call as the executor runs it: progressive text, then one scrubbed event.
+"""One LLM call as the executor runs it: progressive text, then one scrubbed event.
 
-Text is forwarded in drafts of about ``chunk_size`` characters, cut at whitespace so a
+Streamed (:func:`stream_llm`) while someone wants drafts, else one non-streaming request
+(:func:`complete_llm`); both end in the same final event. Text is forwarded in drafts of about ``chunk_size`` characters, cut at whitespace so a
 credential is never split across two drafts (each draft is scrubbed before it leaves).
 The final message is scrubbed, its tool calls recovered by the fallback parser when the
 provider sent none natively, and its cost priced when the provider reported none.
@@ -14,6 +15,7 @@ from beamclaw_core.loop.inputs import Input, LlmChunk, LlmError, LlmResponse
 from beamclaw_core.messages import Message
 from beamclaw_core.parsing import has_thinking_tags, parse_tool_calls, strip_thinking
 from beamclaw_core.providers import (
+    Completion,
     CompletionOptions,
     ErrorKind,
     PriceTable,
@@ -97,6 +99,34 @@ async def stream_llm(
     except ProviderError as e:
         return LlmError(e.kind, scrub(e.message), e.retry_after)
     drafts.flush()
+    return _final(provider, completion, messages, tools, model)
+
+
+async def complete_llm(
+    provider: Provider,
+    messages: list[Message],
+    tools: tuple[ToolDef, ...],
+    *,
+    model: str | None = None,
+) -> Input:
+    """One non-streaming call (nobody wants drafts); the same final event as
+    :func:`stream_llm` would give."""
+    try:
+        completion = await provider.complete(messages, CompletionOptions(model=model, tools=tools))
+    except ProviderError as e:
+        return LlmError(e.kind, scrub(e.message), e.retry_after)
+    return _final(provider, completion, messages, tools, model)
+
+
+def _final(
+    provider: Provider,
+    completion: Completion,
+    messages: list[Message],
+    tools: tuple[ToolDef, ...],
+    model: str | None,
+) -> Input:
+    """The call's final event: tool calls recovered from text when none came natively,
+    usage estimated and priced when missing, everything scrubbed."""
     message = completion.message
     used_model = completion.model or model or provider.model
     if not message.tool_calls and tools:

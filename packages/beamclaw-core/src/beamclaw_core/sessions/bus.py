@@ -21,8 +21,17 @@ _END = object()
 class Subscription:
     """An async iterator over the events accepted by ``accept``."""
 
-    def __init__(self, accept: Callable[[TurnEvent], bool], size: int, *, until_terminal: bool):
+    def __init__(
+        self,
+        accept: Callable[[TurnEvent], bool],
+        size: int,
+        *,
+        until_terminal: bool,
+        drafts: bool = True,
+    ):
         self._accept = accept
+        self.drafts = drafts
+        """The subscriber wants the answer's text as it streams (``TextChunk`` drafts)."""
         self._queue: asyncio.Queue[object] = asyncio.Queue(maxsize=size + 1)
         self._size = size
         self._until_terminal = until_terminal
@@ -65,11 +74,21 @@ class SessionBus:
         self._subs: list[Subscription] = []
 
     def subscribe(
-        self, accept: Callable[[TurnEvent], bool] | None = None, *, until_terminal: bool = False
+        self,
+        accept: Callable[[TurnEvent], bool] | None = None,
+        *,
+        until_terminal: bool = False,
+        drafts: bool = True,
     ) -> Subscription:
-        sub = Subscription(accept or (lambda _e: True), self.buffer, until_terminal=until_terminal)
+        sub = Subscription(
+            accept or (lambda _e: True), self.buffer, until_terminal=until_terminal, drafts=drafts
+        )
         self._subs.append(sub)
         return sub
+
+    def wants_drafts(self) -> bool:
+        """Whether an open subscription wants streamed text (else nobody sees drafts)."""
+        return any(sub.drafts and not sub.closed for sub in self._subs)
 
     def publish(self, event: TurnEvent) -> None:
         for sub in list(self._subs):

@@ -122,13 +122,15 @@ class SessionLane:
     def subscribe(self) -> Subscription:
         return self.bus.subscribe()
 
-    def _handle(self, run_id: str) -> TurnHandle:
+    def _handle(self, run_id: str, drafts: bool = True) -> TurnHandle:
         def mine(event: TurnEvent) -> bool:
             return event.turn_id == run_id or (
                 event.turn_id is not None and self._aliases.get(run_id) == event.turn_id
             )
 
-        handle = TurnHandle(self.id, run_id, self.bus.subscribe(mine, until_terminal=True))
+        handle = TurnHandle(
+            self.id, run_id, self.bus.subscribe(mine, until_terminal=True, drafts=drafts)
+        )
         self._handles[run_id] = handle
         return handle
 
@@ -145,8 +147,11 @@ class SessionLane:
         *,
         source_message_id: str | None = None,
         channel: str | None = None,
+        drafts: bool = True,
     ) -> TurnHandle:
-        """Queue a message; returns its handle (subscribed before anything can happen)."""
+        """Queue a message; returns its handle (subscribed before anything can happen).
+
+        ``drafts``: the sender wants the answer as it streams; see :meth:`Core.send`."""
         now = self.rt.clock()
         busy = self.executor is not None or bool(self.queue)
         run = PendingRun(
@@ -157,7 +162,7 @@ class SessionLane:
             channel or self.channel,
             queued_behind=busy,
         )
-        handle = self._handle(run.id)
+        handle = self._handle(run.id, drafts)
         command = parse_command(run.text) if isinstance(content, str) else None
         if command is not None:
             self.reply(run.id, await run_command(self, command))
@@ -423,6 +428,7 @@ class SessionLane:
             cancel_children=rt.cancel_children,
             submit=submit,
             chunk_size=rt.settings.agentic_loop.stream_chunk_size,
+            live=self.bus.wants_drafts,
             context_window=window,
             on_effect=rt.on_effect,
         )
