@@ -13,9 +13,12 @@ The whole run (client, gateway and the direct baseline alike) uses the event loo
 ``beamclaw serve`` would use by default (``[gateway.http] loop = "auto"``: uvloop where
 installed), reported as ``event_loop``.
 
-Each phase starts on a settled process: background work earlier turns left behind
-(transcript indexing) is let finish first, so it is never charged to the direct baseline;
-gateway turns then run back to back, as a client sending turn after turn sees them. Reported, each the median over ``ROUNDS`` rounds:
+Direct requests and gateway turns alternate in blocks of ``BLOCK`` (``_paired``), so both
+sides of a comparison sample the same moments of a machine whose speed drifts. Each
+direct block starts on a settled process: background work earlier turns left behind
+(transcript indexing) is let finish first and charged to the gateway, never to the
+direct baseline; gateway turns run back to back within a block, as a client sending turn
+after turn sees them. Reported, each the median over ``ROUNDS`` rounds:
 
 * ``added_p50_ms``/``added_p99_ms``: a one-step non-streaming turn in a fresh session per
   request (the headline figure, as in issue 8) minus the direct JSON call;
@@ -59,6 +62,7 @@ from bench.common import max_rss_mb, percentile
 
 ROUNDS = 3
 LATENCY_REQUESTS = 150
+BLOCK = 10
 THROUGHPUT_TURNS = {1: 60, 50: 300}
 IDLE_SESSIONS = 200
 SETTLE_SECONDS = 10.0
@@ -116,23 +120,35 @@ async def _stream_all(client: httpx.AsyncClient, url: str, body: dict[str, Any])
 async def _paired(
     client: httpx.AsyncClient, direct_url: str, gw_url: str, same_session: str | None
 ) -> tuple[list[float], list[float], float, float]:
-    """``LATENCY_REQUESTS`` direct requests on a settled process, then as many gateway
-    turns back to back (``same_session`` None: a fresh session per turn). Also returns
-    this process's CPU seconds per direct request and per gateway turn (every thread:
-    client, gateway, core, database and obs workers; the fake server is another
-    process), a figure other load on the machine hardly moves."""
-    await _settle()
+    """``LATENCY_REQUESTS`` direct requests and as many gateway turns (``same_session``
+    None: a fresh session per turn), in interleaved blocks of ``BLOCK`` so that both sides
+    sample the same minutes of a machine whose speed drifts (a shared VM moved the added
+    p50 by 2-6 ms between back-to-back phases of one run). Each direct block starts on a
+    settled process; gateway turns run back to back within a block, and the background
+    work they leave (transcript indexing) finishes in the settle that follows, charged to
+    the gateway. Also returns this process's CPU seconds per direct request and per
+    gateway turn (every thread: client, gateway, core, database and obs workers; the fake
+    server is another process)."""
+    direct: list[float] = []
+    via: list[float] = []
+    direct_cpu = 0.0
+    await _settle()  # what earlier phases left behind is nobody's here
     cpu = time.process_time()
-    direct = [await _post(client, direct_url, BODY, None) for _ in range(LATENCY_REQUESTS)]
-    direct_cpu = (time.process_time() - cpu) / LATENCY_REQUESTS
-    cpu = time.process_time()
-    via = [
-        await _post(client, gw_url, GW_BODY, same_session or uuid.uuid4().hex)
-        for _ in range(LATENCY_REQUESTS)
-    ]
+    for block in range(LATENCY_REQUESTS // BLOCK):
+        if block:
+            await _settle()
+        start = time.process_time()
+        direct.extend([await _post(client, direct_url, BODY, None) for _ in range(BLOCK)])
+        direct_cpu += time.process_time() - start
+        via.extend(
+            [
+                await _post(client, gw_url, GW_BODY, same_session or uuid.uuid4().hex)
+                for _ in range(BLOCK)
+            ]
+        )
     await _settle()
-    via_cpu = (time.process_time() - cpu) / LATENCY_REQUESTS
-    return direct, via, direct_cpu, via_cpu
+    via_cpu = time.process_time() - cpu - direct_cpu
+    return direct, via, direct_cpu / len(direct), via_cpu / len(via)
 
 
 async def _first_token(
