@@ -23,10 +23,14 @@ HERE = Path(__file__).parent
 
 
 def discover() -> list[str]:
+    """Every area that runs by default: not ``common``, not ``_private``, and not one
+    whose module sets ``DEFAULT = False`` (opt-in: name it on the command line)."""
     return sorted(
         m.name
         for m in pkgutil.iter_modules([str(HERE)])
-        if not m.name.startswith("_") and m.name != "common"
+        if not m.name.startswith("_")
+        and m.name != "common"
+        and getattr(importlib.import_module(f"bench.{m.name}"), "DEFAULT", True)
     )
 
 
