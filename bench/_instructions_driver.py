@@ -44,7 +44,7 @@ async def _main(fake_url: str) -> None:
         for _ in range(WARM_UP):
             await _post(client, direct_url, BODY, None)
             await _post(client, gw_url, GW_BODY, uuid.uuid4().hex)
-        await _settle()
+        await _settle(gw.runtime.core)
         print("READY", flush=True)
         while True:
             line = (await loop.run_in_executor(None, sys.stdin.readline)).split()
@@ -56,7 +56,7 @@ async def _main(fake_url: str) -> None:
                     await _post(client, direct_url, BODY, None)
                 else:
                     await _post(client, gw_url, GW_BODY, uuid.uuid4().hex)
-            await _settle()
+            await _settle(gw.runtime.core)
             print("DONE", flush=True)
 
 

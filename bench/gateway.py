@@ -53,12 +53,15 @@ import tempfile
 import time
 import tracemalloc
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from httpx_aiohttp import AiohttpTransport
 
 from bench.common import max_rss_mb, percentile
+
+if TYPE_CHECKING:
+    from beamclaw_core.api import Core
 
 ROUNDS = 3
 LATENCY_REQUESTS = 150
@@ -85,9 +88,12 @@ STREAM_BODY = {**BODY, "stream": True, "stream_options": {"include_usage": True}
 GW_BODY = {"model": "beamclaw/default", "messages": [{"role": "user", "content": "bench"}]}
 
 
-async def _settle() -> None:
-    """Wait (at most ``SETTLE_SECONDS``) until the number of tasks stays the same for
-    three samples in a row: background work of earlier turns (indexing) is done."""
+async def _settle(core: Core) -> None:
+    """Finish background work earlier turns left: transcript indexing at once (its batch
+    window would otherwise outlast the wait below, and its work land in the next
+    phase), then wait (at most ``SETTLE_SECONDS``) until the number of tasks stays the
+    same for three samples in a row."""
+    await core.flush_indexing()
     deadline = time.monotonic() + SETTLE_SECONDS
     counts: list[int] = []
     while time.monotonic() < deadline:
@@ -118,7 +124,11 @@ async def _stream_all(client: httpx.AsyncClient, url: str, body: dict[str, Any])
 
 
 async def _paired(
-    client: httpx.AsyncClient, direct_url: str, gw_url: str, same_session: str | None
+    core: Core,
+    client: httpx.AsyncClient,
+    direct_url: str,
+    gw_url: str,
+    same_session: str | None,
 ) -> tuple[list[float], list[float], float, float]:
     """``LATENCY_REQUESTS`` direct requests and as many gateway turns (``same_session``
     None: a fresh session per turn), in interleaved blocks of ``BLOCK`` so that both sides
@@ -132,11 +142,11 @@ async def _paired(
     direct: list[float] = []
     via: list[float] = []
     direct_cpu = 0.0
-    await _settle()  # what earlier phases left behind is nobody's here
+    await _settle(core)  # what earlier phases left behind is nobody's here
     cpu = time.process_time()
     for block in range(LATENCY_REQUESTS // BLOCK):
         if block:
-            await _settle()
+            await _settle(core)
         start = time.process_time()
         direct.extend([await _post(client, direct_url, BODY, None) for _ in range(BLOCK)])
         direct_cpu += time.process_time() - start
@@ -146,7 +156,7 @@ async def _paired(
                 for _ in range(BLOCK)
             ]
         )
-    await _settle()
+    await _settle(core)
     via_cpu = time.process_time() - cpu - direct_cpu
     return direct, via, direct_cpu / len(direct), via_cpu / len(via)
 
@@ -229,9 +239,9 @@ async def _measure(fake_url: str) -> dict[str, Any]:
         gw_url = f"{gw.base_url}/v1/chat/completions"
         core = gw.runtime.core
         address = SessionAddress("api:bench", "default", "api")
-        await _paired(client, direct_url, gw_url, None)  # warm-up
+        await _paired(core, client, direct_url, gw_url, None)  # warm-up
         for _ in range(ROUNDS):
-            direct, via, direct_cpu, via_cpu = await _paired(client, direct_url, gw_url, None)
+            direct, via, direct_cpu, via_cpu = await _paired(core, client, direct_url, gw_url, None)
             add("direct_cpu_per_request_ms", direct_cpu * 1000)
             add("gateway_cpu_per_turn_ms", via_cpu * 1000)
             add("direct_p50_ms", pct(direct, 50))
@@ -240,15 +250,15 @@ async def _measure(fake_url: str) -> dict[str, Any]:
             add("gateway_p99_ms", pct(via, 99))
             add("round_added_p50_ms", pct(via, 50) - pct(direct, 50))
             session = f"bench-{uuid.uuid4().hex}"
-            direct, via, _, _ = await _paired(client, direct_url, gw_url, session)
+            direct, via, _, _ = await _paired(core, client, direct_url, gw_url, session)
             add("direct_same_session_p50_ms", pct(direct, 50))
             add("gateway_same_session_p50_ms", pct(via, 50))
-            await _settle()
+            await _settle(core)
             streamed = [
                 await _stream_all(client, direct_url, STREAM_BODY) for _ in range(LATENCY_REQUESTS)
             ]
             add("direct_stream_p50_ms", pct(streamed, 50))
-            await _settle()
+            await _settle(core)
             in_process: list[float] = []
             for _ in range(LATENCY_REQUESTS):
                 start = time.perf_counter()
@@ -256,7 +266,7 @@ async def _measure(fake_url: str) -> dict[str, Any]:
                 await handle.result()
                 in_process.append(time.perf_counter() - start)
             add("core_in_process_p50_ms", pct(in_process, 50))
-            await _settle()
+            await _settle(core)
             d_first: list[float] = []
             g_first: list[float] = []
             for _ in range(LATENCY_REQUESTS // 3):
@@ -265,22 +275,22 @@ async def _measure(fake_url: str) -> dict[str, Any]:
             add("direct_first_token_p50_ms", pct(d_first, 50))
             add("gateway_first_token_p50_ms", pct(g_first, 50))
             for c in THROUGHPUT_TURNS:
-                await _settle()
+                await _settle(core)
                 add(
                     f"direct_requests_per_s_c{c}",
                     await _throughput(client, direct_url, BODY, c, False),
                 )
-                await _settle()
+                await _settle(core)
                 add(
                     f"gateway_turns_per_s_c{c}", await _throughput(client, gw_url, GW_BODY, c, True)
                 )
-        await _settle()
+        await _settle(core)
         gc.collect()
         tracemalloc.start()
         before = tracemalloc.get_traced_memory()[0]
         for _ in range(IDLE_SESSIONS):
             await _post(client, gw_url, GW_BODY, uuid.uuid4().hex)
-        await _settle()
+        await _settle(core)
         gc.collect()
         after = tracemalloc.get_traced_memory()[0]
         tracemalloc.stop()

@@ -13,6 +13,12 @@ once background work has settled, so a turn's deferred work is in its count.
 
 Reported: instructions per direct request, per gateway turn, the difference, and the
 ratio. Needs ``valgrind`` (Debian's package); without it the result says so.
+
+Caveat: work batched by time runs in smaller batches under callgrind's ~50x slowdown. A
+turn then takes longer than the transcript indexer's 0.1 s batch window, so every turn
+is indexed in a batch of its own, where at full speed about sixteen share one; the
+count includes about 1 M instructions per turn of indexing that real load spreads
+thinner (measured by disabling the indexer).
 """
 
 from __future__ import annotations

@@ -330,6 +330,12 @@ class Core:
             lane.bus.close()
         return await self._rt.store.delete(session_id)
 
+    async def flush_indexing(self) -> None:
+        """Index the finished turns scheduled so far now, instead of after the batch window
+        (what ``stop`` does first; benchmarks and tests that must know indexing is done)."""
+        if self._indexer is not None:
+            await self._indexer.drain()
+
     async def wait_idle(self, session_id: str) -> None:
         """Wait until the session has no running turn and nothing queued."""
         lane = self._lanes.get(session_id)

@@ -290,6 +290,23 @@ async def test_turns_ending_together_are_indexed_in_one_batch(
     assert "user: think of Zanzibar" in [h.text for h in found.hits]
 
 
+async def test_flush_indexing_indexes_without_waiting_out_the_window(
+    make_core: Callable[..., Core],
+) -> None:
+    memory = _memory()
+    provider = ScriptedProvider([Reply("Timbuktu is in Mali.")], repeat_last=True)
+    core = make_core(provider, memory=memory)
+    await core.start(maintenance=False)
+    await (await core.send(ADDR, "where is Timbuktu?")).result()
+    # the batch window (0.1 s) has not passed yet: only the flush can have indexed it
+    await core.flush_indexing()
+    assert len(memory.indexed) == 1
+    found = await memory.search("default", "Timbuktu", mode=SearchMode.KEYWORD)
+    assert found.hits
+    await core.flush_indexing()  # nothing scheduled: returns at once
+    assert len(memory.indexed) == 1
+
+
 async def test_indexing_failures_never_fail_the_turn(make_core: Callable[..., Core]) -> None:
     memory = _memory(fail_indexing=True)
     provider = ScriptedProvider([Reply("one"), Reply("two")])
