@@ -20,23 +20,10 @@ WARM_UP = 10
 
 
 async def _main(fake_url: str) -> None:
-    from beamclaw_core.providers import ProviderSettings
-    from beamclaw_gateway.testing import live_gateway, quiet_config
-    from beamclaw_obs import Secret
-    from bench.gateway import BODY, GW_BODY, _client, _post, _settle
+    from beamclaw_gateway.testing import live_gateway
+    from bench.gateway import BODY, GW_BODY, _client, _post, _settle, bench_config
 
-    config = quiet_config()
-    config.obs.log_level = "ERROR"
-    config.obs.file_log_level = "ERROR"
-    config.core.default_provider = "fake"
-    config.core.providers = {
-        "fake": ProviderSettings(
-            kind="openai",
-            base_url=fake_url,
-            model="fake-model",
-            api_key=Secret.model_validate("sk-bench"),
-        )
-    }
+    config = bench_config(fake_url)
     loop = asyncio.get_running_loop()
     async with live_gateway(None, config) as gw, _client() as client:
         gw_url = f"{gw.base_url}/v1/chat/completions"

@@ -62,6 +62,7 @@ from bench.common import max_rss_mb, percentile
 
 if TYPE_CHECKING:
     from beamclaw_core.api import Core
+    from beamclaw_gateway.config import BeamclawConfig
 
 ROUNDS = 3
 LATENCY_REQUESTS = 150
@@ -208,10 +209,10 @@ def _client() -> httpx.AsyncClient:
     )
 
 
-async def _measure(fake_url: str) -> dict[str, Any]:
+def bench_config(fake_url: str) -> BeamclawConfig:
+    """The gateway's configuration for benchmarks: quiet, every agent on the fake server."""
     from beamclaw_core.providers import ProviderSettings
-    from beamclaw_core.sessions import SessionAddress
-    from beamclaw_gateway.testing import live_gateway, quiet_config
+    from beamclaw_gateway.testing import quiet_config
     from beamclaw_obs import Secret
 
     config = quiet_config()
@@ -226,6 +227,14 @@ async def _measure(fake_url: str) -> dict[str, Any]:
             api_key=Secret.model_validate("sk-bench"),
         )
     }
+    return config
+
+
+async def _measure(fake_url: str) -> dict[str, Any]:
+    from beamclaw_core.sessions import SessionAddress
+    from beamclaw_gateway.testing import live_gateway
+
+    config = bench_config(fake_url)
     direct_url = f"{fake_url}/chat/completions"
     rounds: dict[str, list[float]] = {}
 
