@@ -179,28 +179,25 @@ class Database:
         # One connection for the one writer thread; a private in-memory database has
         # only that connection, so its reads go to the writer too.
         sizes: dict[str, Any] = {} if in_memory else {"pool_size": 1, "max_overflow": 0}
-        writer = _sqlite_engine(
+        self._writer = _HeldConnections(
             self.url,
             "BEGIN IMMEDIATE",
             echo=echo,
             poolclass=pool.StaticPool if in_memory else pool.QueuePool,
             **sizes,
         )
-        self._writer = _HeldConnections(writer, "BEGIN IMMEDIATE")
         self._write_thread = ThreadPoolExecutor(1, thread_name_prefix="db-write")
         if in_memory:
             self._reader, self._read_threads = self._writer, self._write_thread
         else:
             assert path is not None
             self.checkpointer = WalCheckpointer(path)
-            inline = _sqlite_engine(
+            self._inline = _HeldConnections(
                 self.url, "BEGIN IMMEDIATE", wait=False, echo=echo, pool_size=1, max_overflow=0
             )
-            self._inline = _HeldConnections(inline, "BEGIN IMMEDIATE")
-            reader = _sqlite_engine(
+            self._reader = _HeldConnections(
                 self.url, "BEGIN", echo=echo, pool_size=READ_THREADS, max_overflow=0
             )
-            self._reader = _HeldConnections(reader, "BEGIN")
             self._read_threads = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="db-read")
 
     @property
@@ -325,10 +322,13 @@ def _unless_busy(connections: _HeldConnections, work: Work[T]) -> T:
 class _HeldConnections:
     """One connection per database thread, opened on first use and kept open: checking a
     connection out of the pool and resetting it on return cost as much as a small unit
-    of work. Closed by :meth:`close` (SQLite connections may be closed from any thread)."""
+    of work. Closed by :meth:`close` (SQLite connections may be closed from any thread).
 
-    def __init__(self, engine: Engine, begin: str) -> None:
-        self.engine = engine
+    ``begin`` opens every transaction on these connections, SQLAlchemy's (through the
+    engine's ``begin`` event) and :meth:`run_direct`'s alike."""
+
+    def __init__(self, url: str, begin: str, *, wait: bool = True, **engine_args: Any) -> None:
+        self.engine = _sqlite_engine(url, begin, wait=wait, **engine_args)
         self._begin = begin
         self._local = threading.local()
         self._opened: list[Connection] = []

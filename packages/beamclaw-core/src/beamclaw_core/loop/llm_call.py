@@ -1,8 +1,9 @@
 """One LLM call as the executor runs it: progressive text, then one scrubbed event.
 
 Streamed (:func:`stream_llm`) while someone wants drafts, else one non-streaming request
-(:func:`complete_llm`); both end in the same final event. Text is forwarded in drafts of about ``chunk_size`` characters, cut at whitespace so a
-credential is never split across two drafts (each draft is scrubbed before it leaves).
+(:func:`complete_llm`); both end in the same final event. Streamed text is forwarded in
+drafts of about ``chunk_size`` characters, cut at whitespace so a credential is never
+split across two drafts (each draft is scrubbed before it leaves).
 The final message is scrubbed, its tool calls recovered by the fallback parser when the
 provider sent none natively, and its cost priced when the provider reported none.
 """
