@@ -2,8 +2,8 @@
 
 The fake OpenAI-compatible server (``beamclaw_core.testing.FakeOpenAIServer``) runs in a
 child process. In the same run this measures, with one client of the kind the gateway's
-provider uses itself (httpx over ``httpx_aiohttp.AiohttpTransport``), so neither side of
-the comparison pays for a slower HTTP stack than the other:
+provider uses itself (aiohttp, the body encoded with orjson per request), so neither side
+of the comparison pays for a slower HTTP stack than the other:
 
 * the direct baseline: ``POST /v1/chat/completions`` on the fake server (JSON and SSE);
 * the same request through a real gateway (uvicorn on 127.0.0.1, the configured OpenAI
@@ -55,8 +55,8 @@ import tracemalloc
 import uuid
 from typing import TYPE_CHECKING, Any
 
-import httpx
-from httpx_aiohttp import AiohttpTransport
+import aiohttp
+import orjson
 
 from bench.common import max_rss_mb, percentile
 
@@ -104,29 +104,36 @@ async def _settle(core: Core) -> None:
         await asyncio.sleep(0.02)
 
 
+_JSON = {"content-type": "application/json"}
+
+
+def _headers(session: str | None) -> dict[str, str]:
+    return {**_JSON, "X-Session-Id": session} if session else _JSON
+
+
 async def _post(
-    client: httpx.AsyncClient, url: str, body: dict[str, Any], session: str | None
+    client: aiohttp.ClientSession, url: str, body: dict[str, Any], session: str | None
 ) -> float:
-    headers = {"X-Session-Id": session} if session else {}
     start = time.perf_counter()
-    r = await client.post(url, json=body, headers=headers)
+    async with client.post(url, data=orjson.dumps(body), headers=_headers(session)) as r:
+        await r.read()
     elapsed = time.perf_counter() - start
     r.raise_for_status()
     return elapsed
 
 
-async def _stream_all(client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> float:
+async def _stream_all(client: aiohttp.ClientSession, url: str, body: dict[str, Any]) -> float:
     start = time.perf_counter()
-    async with client.stream("POST", url, json=body) as r:
+    async with client.post(url, data=orjson.dumps(body), headers=_JSON) as r:
         r.raise_for_status()
-        async for _ in r.aiter_bytes():
+        while await r.content.readany():
             pass
     return time.perf_counter() - start
 
 
 async def _paired(
     core: Core,
-    client: httpx.AsyncClient,
+    client: aiohttp.ClientSession,
     direct_url: str,
     gw_url: str,
     same_session: str | None,
@@ -163,14 +170,14 @@ async def _paired(
 
 
 async def _first_token(
-    client: httpx.AsyncClient, url: str, body: dict[str, Any], session: str | None
+    client: aiohttp.ClientSession, url: str, body: dict[str, Any], session: str | None
 ) -> float:
-    headers = {"X-Session-Id": session} if session else {}
     start = time.perf_counter()
     first = 0.0
-    async with client.stream("POST", url, json={**body, "stream": True}, headers=headers) as r:
-        async for line in r.aiter_lines():
-            if not first and _has_content(line):
+    data = orjson.dumps({**body, "stream": True})
+    async with client.post(url, data=data, headers=_headers(session)) as r:
+        async for line in r.content:
+            if not first and _has_content(line.decode().rstrip("\r\n")):
                 first = time.perf_counter() - start
     return first
 
@@ -183,7 +190,7 @@ def _has_content(line: str) -> bool:
 
 
 async def _throughput(
-    client: httpx.AsyncClient, url: str, body: dict[str, Any], concurrency: int, fresh: bool
+    client: aiohttp.ClientSession, url: str, body: dict[str, Any], concurrency: int, fresh: bool
 ) -> float:
     total = THROUGHPUT_TURNS[concurrency]
     queue: asyncio.Queue[int] = asyncio.Queue()
@@ -200,12 +207,14 @@ async def _throughput(
     return total / (time.perf_counter() - start)
 
 
-def _client() -> httpx.AsyncClient:
+def _client() -> aiohttp.ClientSession:
     # idle connections expire well before uvicorn's 5 s keep-alive timeout closes them
     # (reusing one the server is closing at that moment resets the request)
-    limits = httpx.Limits(max_connections=100, max_keepalive_connections=100, keepalive_expiry=1.0)
-    return httpx.AsyncClient(
-        transport=AiohttpTransport(limits=limits), limits=limits, timeout=60, trust_env=False
+    connector = aiohttp.TCPConnector(limit=100, keepalive_timeout=1.0)
+    return aiohttp.ClientSession(
+        connector=connector,
+        timeout=aiohttp.ClientTimeout(total=60),
+        cookie_jar=aiohttp.DummyCookieJar(),
     )
 
 

@@ -2,8 +2,8 @@
 
 The fake OpenAI-compatible server (``beamclaw_core.testing.FakeOpenAIServer``) runs in a
 child process so it does not share the client's event loop or GIL. For each HTTP transport
-(``httpx``: httpx's own connection pool; ``aiohttp``: httpx API over aiohttp's pool via
-httpx-aiohttp) and each concurrency level, a real ``OpenAIProvider`` streams complete
+(``httpx``: httpx's client and pool; ``aiohttp``: aiohttp's client and pool) and each
+concurrency level, a real ``OpenAIProvider`` streams complete
 replies (``EVENTS`` SSE events each) through ``stream()`` + ``StreamAssembler``.
 
 Reported per (transport, concurrency): streams/s, median and p95 stream latency, median

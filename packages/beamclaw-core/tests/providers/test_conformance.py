@@ -7,6 +7,7 @@ body, image input, usage, and every error class.
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 from typing import Any
 
@@ -19,12 +20,15 @@ from beamclaw_core.providers import (
     FinishChunk,
     Provider,
     ProviderError,
+    ProviderSettings,
     StreamAssembler,
     TextDelta,
     UsageChunk,
+    build_provider,
     collect,
 )
 from beamclaw_core.testing import (
+    FakeOpenAIServer,
     FakeReply,
     FakeToolCall,
     HttpFault,
@@ -428,17 +432,34 @@ async def test_slow_drip_stream_is_not_an_error(serve: Any) -> None:
     assert done.message.text == "drip drip drip"
 
 
-async def test_connection_refused_is_a_network_error(wire: Wire) -> None:
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+async def test_connection_refused_is_a_network_error(wire: Wire, transport: str) -> None:
     server = wire.server_cls([])
     await server.start()
-    provider = wire.provider(server)
+    provider = wire.provider(server, http_transport=transport)
     await server.stop()
     try:
         with pytest.raises(ProviderError) as info:
             await provider.complete(USER)
         assert info.value.kind is ErrorKind.NETWORK
+        assert "cannot connect" in info.value.message
     finally:
         await provider.close()
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+async def test_a_compressed_answer_is_decoded(serve: Any, wire: Wire, transport: str) -> None:
+    async with serve([], http_transport=transport) as s:
+        answer = json.dumps(s.server.render_json(FakeReply("inflated"), wire.model)).encode()
+        s.server.add(
+            RawBody(
+                gzip.compress(answer),
+                content_type="application/json",
+                headers={"Content-Encoding": "gzip"},
+            )
+        )
+        done = await s.provider.complete(USER)
+    assert done.message.text == "inflated"
 
 
 @pytest.mark.parametrize("transport", ["httpx", "aiohttp"])
@@ -471,3 +492,25 @@ async def test_the_fake_server_can_keep_only_recent_requests(serve: Any) -> None
         assert (await s.provider.complete(USER)).message.text == "two"  # the script advanced
     assert s.server.served == 2
     assert len(s.server.requests) == 1
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+async def test_requests_go_through_the_proxy_the_environment_names(
+    monkeypatch: pytest.MonkeyPatch, transport: str
+) -> None:
+    # the fake server plays the forward proxy: it answers the absolute-form request
+    async with FakeOpenAIServer([FakeReply("proxied")]) as server:
+        for name in ("http_proxy", "HTTP_PROXY"):
+            monkeypatch.setenv(name, server.root_url)
+        for name in ("no_proxy", "NO_PROXY"):
+            monkeypatch.setenv(name, "")
+        settings = ProviderSettings(
+            kind="openai", base_url="http://llm.invalid/v1", model="m", http_transport=transport
+        )
+        provider = build_provider("proxied", settings)
+        try:
+            done = await provider.complete(USER)
+        finally:
+            await provider.close()
+    assert done.message.text == "proxied"
+    assert server.requests[0].headers["host"] == "llm.invalid"

@@ -35,7 +35,7 @@ from beamclaw_core.providers.failover import (
     FailoverProvider,
     MemberHealth,
 )
-from beamclaw_core.providers.http_client import build_http_client
+from beamclaw_core.providers.http_client import Upstream, UpstreamResponse, build_upstream
 from beamclaw_core.providers.http_provider import HttpProvider, completion_chunks
 from beamclaw_core.providers.openai import OpenAIProvider
 from beamclaw_core.providers.pricing import BUILTIN_PRICES, ModelPrice, PriceTable
@@ -86,10 +86,12 @@ __all__ = [
     "StreamChunk",
     "TextDelta",
     "ToolCallDelta",
+    "Upstream",
+    "UpstreamResponse",
     "UsageChunk",
-    "build_http_client",
     "build_provider",
     "build_provider_chain",
+    "build_upstream",
     "collect",
     "completion_chunks",
     "context_window_for",

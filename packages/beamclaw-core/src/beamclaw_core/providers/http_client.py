@@ -1,23 +1,67 @@
-"""The long-lived HTTP client each provider owns.
+"""The long-lived HTTP connection pool each provider owns (its *upstream*).
 
-One :class:`httpx.AsyncClient` per provider, created once and closed by
-``Provider.close()``, with explicit pool limits and connect/read/write/pool timeouts from
-:class:`~beamclaw_core.providers.settings.ProviderSettings`. With
-``http_transport = "aiohttp"`` (the default) requests go through httpx's API but
-aiohttp's connection pool (``httpx_aiohttp.AiohttpTransport``), which keeps its throughput
-at 50 concurrent streams where httpx's own pool degrades (numbers in docs/providers.md).
-Stream idle and total timeouts are enforced by the provider around each read, not here.
-The client keeps no cookies: an LLM API needs none, a provider endpoint has no business
-setting state that later requests carry, and httpx's cookie-policy pass over every
-response cost ~0.1 ms per request.
+One :class:`Upstream` per provider, created with it and closed by ``Provider.close()``,
+with explicit pool limits and connect/read/pool timeouts from
+:class:`~beamclaw_core.providers.settings.ProviderSettings`. Two implementations behind
+the one seam, chosen by ``http_transport``:
+
+* ``aiohttp`` (the default): aiohttp's client directly. Its pool keeps its throughput at
+  50 concurrent streams where httpx's own pool degrades (docs/providers.md), and with no
+  httpx request/response objects around it a request costs about 0.2 ms less.
+* ``httpx``: httpx's client and pool; also used whenever a test hands the provider an
+  ``httpx`` transport (``httpx.MockTransport``, say).
+
+Whichever carries the bytes, failures surface as httpx's exception types (aiohttp's are
+translated), so the provider classifies them in one place; bodies arrive decoded (a
+``Content-Encoding: gzip`` answer is inflated); no cookies are kept (an LLM API needs
+none, and an endpoint has no business setting state that later requests carry). Stream
+idle and total timeouts are enforced by the provider around each read, not here; httpx's
+``write_timeout`` has no aiohttp counterpart, so there the total timeout bounds a write.
 """
 
 from __future__ import annotations
 
+import ssl
+from collections.abc import AsyncIterator, Mapping
+from contextlib import suppress
+from typing import Protocol
+
+import aiohttp
 import httpx
-from httpx_aiohttp import AiohttpTransport
+from aiohttp.helpers import get_env_proxy_for_url
+from yarl import URL
 
 from beamclaw_core.providers.settings import ProviderSettings
+
+
+class UpstreamResponse(Protocol):
+    """A response whose headers have arrived; its body is read with :meth:`aiter_bytes`
+    and the connection released by :meth:`aclose` (always called)."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """Case-insensitive."""
+        ...
+
+    def aiter_bytes(self) -> AsyncIterator[bytes]:
+        """The decoded body in chunks; transport failures raise ``httpx.TransportError``."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+class Upstream(Protocol):
+    """POSTs to one provider over a pooled, long-lived client."""
+
+    async def post(self, url: str, content: bytes, headers: Mapping[str, str]) -> UpstreamResponse:
+        """Send; returns once the response headers are in (``httpx.TransportError`` if
+        they never come)."""
+        ...
+
+    async def aclose(self) -> None: ...
 
 
 def http_limits(settings: ProviderSettings) -> httpx.Limits:
@@ -39,6 +83,18 @@ def http_timeout(settings: ProviderSettings) -> httpx.Timeout:
     )
 
 
+def build_upstream(
+    settings: ProviderSettings, transport: httpx.AsyncBaseTransport | None = None
+) -> Upstream:
+    """The upstream for one provider. ``transport`` (tests) selects httpx with it."""
+    if transport is None and settings.http_transport == "aiohttp":
+        return AiohttpUpstream(settings)
+    return HttpxUpstream(settings, transport)
+
+
+# -- httpx ------------------------------------------------------------------------------
+
+
 class _NoCookies(httpx.Cookies):
     """A cookie jar that keeps nothing."""
 
@@ -55,20 +111,147 @@ class _CookielessClient(httpx.AsyncClient):
 _NO_COOKIES = _NoCookies()
 
 
-def build_http_client(
-    settings: ProviderSettings, transport: httpx.AsyncBaseTransport | None = None
-) -> httpx.AsyncClient:
-    """A client for one provider. ``transport`` overrides the configured one (tests)."""
-    limits = http_limits(settings)
-    if transport is None:
-        if settings.http_transport == "aiohttp":
-            transport = AiohttpTransport(limits=limits, trust_env=settings.trust_env)
-        else:
-            transport = httpx.AsyncHTTPTransport(limits=limits, trust_env=settings.trust_env)
-    return _CookielessClient(
-        timeout=http_timeout(settings),
-        limits=limits,
-        transport=transport,
-        trust_env=settings.trust_env,
-        follow_redirects=False,
-    )
+class HttpxUpstream:
+    """httpx's client (its own pool, or ``transport``)."""
+
+    def __init__(
+        self, settings: ProviderSettings, transport: httpx.AsyncBaseTransport | None = None
+    ) -> None:
+        # no transport of our own unless given one: httpx ignores the environment's
+        # proxies when handed a transport
+        self.client = _CookielessClient(
+            timeout=http_timeout(settings),
+            limits=http_limits(settings),
+            transport=transport,
+            trust_env=settings.trust_env,
+            follow_redirects=False,
+        )
+
+    async def post(self, url: str, content: bytes, headers: Mapping[str, str]) -> UpstreamResponse:
+        request = self.client.build_request("POST", url, content=content, headers=headers)
+        return await self.client.send(request, stream=True)
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+
+# -- aiohttp ----------------------------------------------------------------------------
+
+
+def transport_error(exc: aiohttp.ClientError) -> httpx.TransportError:
+    """aiohttp's failure as the httpx exception the provider classifies."""
+    message = str(exc) or type(exc).__name__
+    if isinstance(exc, aiohttp.ClientProxyConnectionError | aiohttp.ClientHttpProxyError):
+        return httpx.ProxyError(message)
+    if isinstance(exc, aiohttp.ConnectionTimeoutError):
+        return httpx.ConnectTimeout(message)
+    if isinstance(exc, aiohttp.ServerTimeoutError):
+        return httpx.ReadTimeout(message)
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return httpx.ConnectError(message)
+    if isinstance(exc, aiohttp.InvalidURL):
+        return httpx.UnsupportedProtocol(message)
+    if isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError):
+        return httpx.RemoteProtocolError(message)
+    if isinstance(exc, aiohttp.ClientOSError | aiohttp.ClientConnectionError):
+        return httpx.ReadError(message)
+    return httpx.TransportError(message)
+
+
+class _AiohttpResponse:
+    __slots__ = ("_response", "headers", "status_code")
+
+    def __init__(self, response: aiohttp.ClientResponse) -> None:
+        self._response = response
+        self.status_code = response.status
+        self.headers: Mapping[str, str] = response.headers
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        content = self._response.content
+        try:
+            while chunk := await content.readany():
+                yield chunk
+        except aiohttp.ClientError as exc:
+            raise transport_error(exc) from exc
+
+    async def aclose(self) -> None:
+        # back to the pool when the body was read to the end, else the connection closes
+        self._response.release()
+
+
+_Target = tuple[URL, URL | None, aiohttp.BasicAuth | None]
+"""A request URL, parsed, with the proxy (and its credentials) it goes through."""
+
+
+class AiohttpUpstream:
+    """aiohttp's client and pool. The session is opened on the first request (aiohttp
+    wants a running event loop for it).
+
+    With ``trust_env`` the proxy for a URL (``HTTPS_PROXY``/``NO_PROXY``) is looked up
+    once, on its first request, instead of by aiohttp's own ``trust_env``, which costs
+    two thread hops (a proxy and a ``.netrc`` lookup) on every request.
+    ``max_keepalive_connections`` has no aiohttp counterpart: ``max_connections`` bounds
+    the pool and idle connections close after ``keepalive_expiry``."""
+
+    def __init__(self, settings: ProviderSettings) -> None:
+        self._settings = settings
+        self._session: aiohttp.ClientSession | None = None
+        self._targets: dict[str, _Target] = {}
+        self._timeout = aiohttp.ClientTimeout(
+            total=None,
+            # aiohttp's ``connect`` covers the wait for a pooled connection and the
+            # connect itself; ``sock_connect`` the connect alone
+            connect=settings.pool_timeout + settings.connect_timeout,
+            sock_connect=settings.connect_timeout,
+            sock_read=settings.read_timeout,
+        )
+
+    def _open(self) -> aiohttp.ClientSession:
+        s = self._settings
+        # the CA bundle httpx would use (certifi, or SSL_CERT_FILE/DIR with trust_env)
+        context: ssl.SSLContext = httpx.create_ssl_context(trust_env=s.trust_env)
+        connector = aiohttp.TCPConnector(
+            limit=s.max_connections,
+            keepalive_timeout=s.keepalive_expiry,
+            ssl=context,
+        )
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            timeout=self._timeout,
+            cookie_jar=aiohttp.DummyCookieJar(),
+            auto_decompress=True,
+        )
+        return self._session
+
+    def _target(self, url: str) -> _Target:
+        target = self._targets.get(url)
+        if target is None:
+            parsed = URL(url)
+            proxy: URL | None = None
+            auth: aiohttp.BasicAuth | None = None
+            if self._settings.trust_env:
+                with suppress(LookupError):
+                    proxy, auth = get_env_proxy_for_url(parsed)
+            target = self._targets[url] = (parsed, proxy, auth)
+        return target
+
+    async def post(self, url: str, content: bytes, headers: Mapping[str, str]) -> UpstreamResponse:
+        session = self._session or self._open()
+        parsed, proxy, proxy_auth = self._target(url)
+        try:
+            response = await session.post(
+                parsed,
+                data=content,
+                headers=headers,
+                allow_redirects=False,
+                proxy=proxy,
+                proxy_auth=proxy_auth,
+            )
+        except aiohttp.ClientError as exc:
+            raise transport_error(exc) from exc
+        return _AiohttpResponse(response)
+
+    async def aclose(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()

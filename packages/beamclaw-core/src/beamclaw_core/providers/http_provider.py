@@ -54,7 +54,7 @@ from beamclaw_core.providers.classify import (
     safe_text,
 )
 from beamclaw_core.providers.context_windows import context_window_for, family_key, max_output_for
-from beamclaw_core.providers.http_client import build_http_client
+from beamclaw_core.providers.http_client import UpstreamResponse, build_upstream
 from beamclaw_core.providers.pricing import PriceTable
 from beamclaw_core.providers.settings import ProviderSettings
 from beamclaw_core.providers.sse import ServerSentEvent, SSEDecoder
@@ -128,12 +128,10 @@ class HttpProvider(ABC):
         self._name = name
         self._settings = settings
         self._prices = prices or PriceTable.default(settings.pricing)
-        self._client = build_http_client(settings, transport)
-        self._request_headers: tuple[str | None, httpx.Headers] | None = None
-        """The merged request headers (client defaults + ours) for the current key."""
-        self._timeout = {"timeout": self._client.timeout.as_dict()}
-        self._url = httpx.URL(settings.base_url.rstrip("/") + self.endpoint)
-        """Parsed once: parsing the URL was a third of building each request."""
+        self._upstream = build_upstream(settings, transport)
+        self._request_headers: tuple[str | None, dict[str, str]] | None = None
+        """The request headers for the current key (built once per key)."""
+        self._url = settings.base_url.rstrip("/") + self.endpoint
 
     # -- Provider protocol -------------------------------------------------------------
 
@@ -166,7 +164,7 @@ class HttpProvider(ABC):
         )
 
     async def close(self) -> None:
-        await self._client.aclose()
+        await self._upstream.aclose()
 
     async def complete(
         self, messages: list[Message], options: CompletionOptions | None = None
@@ -350,26 +348,15 @@ class HttpProvider(ABC):
         headers.update(self.auth_headers(key))
         return headers
 
-    def _merged_headers(self, key: str | None) -> httpx.Headers:
+    def _headers_for(self, key: str | None) -> dict[str, str]:
         cached = self._request_headers
         if cached is None or cached[0] != key:
-            merged = httpx.Headers(self._client.headers)
-            merged.update(self._headers(key))
-            cached = self._request_headers = (key, merged)
+            cached = self._request_headers = (key, self._headers(key))
         return cached[1]
 
-    async def _send(self, body: dict[str, Any], key: str | None) -> httpx.Response:
-        # What client.build_request would build (its defaults and ours, its timeouts),
-        # with the header merge done once per key instead of per request.
-        request = httpx.Request(
-            "POST",
-            self._url,
-            content=orjson.dumps(body),
-            headers=self._merged_headers(key),
-            extensions=self._timeout,
-        )
+    async def _send(self, body: dict[str, Any], key: str | None) -> UpstreamResponse:
         try:
-            resp = await self._client.send(request, stream=True)
+            resp = await self._upstream.post(self._url, orjson.dumps(body), self._headers_for(key))
         except httpx.HTTPError as e:
             raise self._error(
                 ErrorKind.NETWORK, safe_text(describe_transport_error(e), key), body.get("model")
@@ -383,7 +370,7 @@ class HttpProvider(ABC):
         return resp
 
     def _http_error(
-        self, resp: httpx.Response, raw: bytes, key: str | None, model: Any
+        self, resp: UpstreamResponse, raw: bytes, key: str | None, model: Any
     ) -> ProviderError:
         etype, message = describe_body(raw.decode(errors="replace"), key)
         status = resp.status_code
@@ -405,12 +392,12 @@ class HttpProvider(ABC):
             retry_after=retry,
         )
 
-    async def _read_body(self, resp: httpx.Response, key: str | None, model: Any) -> bytes:
+    async def _read_body(self, resp: UpstreamResponse, key: str | None, model: Any) -> bytes:
         limit = self._settings.max_response_bytes
         parts: list[bytes] = []
         size = 0
         try:
-            async for part in resp.aiter_raw():
+            async for part in resp.aiter_bytes():
                 size += len(part)
                 if size > limit:
                     raise self._error(
@@ -431,7 +418,7 @@ class HttpProvider(ABC):
 
     def _json(self, raw: bytes, key: str | None, model: str, ctype: str) -> Any:
         try:
-            return json.loads(raw)
+            return orjson.loads(raw)
         except ValueError as e:
             raise self._error(
                 ErrorKind.UNKNOWN,
@@ -441,14 +428,14 @@ class HttpProvider(ABC):
             ) from e
 
     async def _events(
-        self, resp: httpx.Response, deadline: float, key: str | None, model: str
+        self, resp: UpstreamResponse, deadline: float, key: str | None, model: str
     ) -> AsyncGenerator[ServerSentEvent, None]:
         loop = asyncio.get_running_loop()
         idle = self._settings.stream_idle_timeout
         limit = self._settings.max_response_bytes
         decoder = SSEDecoder()
         text = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        raw_iter = resp.aiter_raw().__aiter__()
+        raw_iter = resp.aiter_bytes().__aiter__()
         buffer = ""
         size = 0
         while True:

@@ -179,7 +179,12 @@ class FakeLLMServer(ABC):
                 status=step.status, text=text, headers=step.headers, content_type="application/json"
             )
         if isinstance(step, RawBody):
-            return web.Response(status=step.status, body=step.body, content_type=step.content_type)
+            return web.Response(
+                status=step.status,
+                body=step.body,
+                content_type=step.content_type,
+                headers=step.headers,
+            )
         if isinstance(step, InvalidJSON):
             if wants_stream:
                 return await self._stream(request, [f"data: {step.body}\n\n".encode()], None)

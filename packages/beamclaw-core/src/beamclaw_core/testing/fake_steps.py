@@ -128,11 +128,13 @@ class InvalidJSON:
 
 @dataclass(frozen=True)
 class RawBody:
-    """Any response: status, content type and body bytes."""
+    """Any response: status, content type, body bytes and extra headers (say
+    ``Content-Encoding`` for a body compressed by the test)."""
 
     body: bytes
     status: int = 200
     content_type: str = "text/html"
+    headers: dict[str, str] = field(default_factory=dict[str, str])
 
 
 @dataclass(frozen=True)
