@@ -254,3 +254,44 @@ async def test_one_failing_session_does_not_stall_another(make_core: Callable[..
     assert await asyncio.wait_for(ok.text(), 10) == "fine"
     await core.cancel(stuck.session_id)
     assert isinstance(await stuck.result(), Cancelled)
+
+
+async def test_a_message_to_an_idle_session_is_stored_when_send_returns(
+    make_core: Callable[..., Any],
+) -> None:
+    # handed straight to the idle worker: its turn's first commit is what send waits for
+    core: Core = make_core(ScriptedProvider([Hang()]))
+    await core.start(maintenance=False)
+    handle = await core.send(ADDR, "hello")
+    assert [m.text for m in await core.history(handle.session_id)] == ["hello"]
+    assert (await core.status(handle.session_id)).queued == 0
+    await core.cancel(handle.session_id)
+    assert isinstance(await handle.result(), Cancelled)
+
+
+async def test_a_message_that_cannot_be_stored_fails_its_send(
+    make_core: Callable[..., Any],
+) -> None:
+    core: Core = make_core(ScriptedProvider([Reply("fine")]))
+    await core.start(maintenance=False)
+    with pytest.raises(Exception) as failed:  # noqa: PT011 - the store's own error
+        await asyncio.wait_for(core.send(ADDR, "a lone surrogate \ud800"), 10)
+    assert not isinstance(failed.value, TimeoutError)  # answered, not left hanging
+    handle = await core.send(ADDR, "good")
+    assert await asyncio.wait_for(handle.text(), 10) == "fine"
+    assert [m.text for m in await core.history(handle.session_id)] == ["good", "fine"]
+
+
+async def test_a_message_handed_to_an_idle_session_can_still_be_dropped(
+    make_core: Callable[..., Any],
+) -> None:
+    settings = with_queue("followup")
+    settings = settings.model_copy(update={"queue": settings.queue.model_copy(update={"cap": 1})})
+    core: Core = make_core(ScriptedProvider([Reply("second")]), settings=settings)
+    await core.start(maintenance=False)
+    first, second = await asyncio.wait_for(
+        asyncio.gather(core.send(ADDR, "one"), core.send(ADDR, "two")), 10
+    )
+    assert isinstance(await first.result(), Dropped)
+    assert await second.text() == "second"
+    assert [m.text for m in await core.history(second.session_id)] == ["two", "second"]

@@ -39,6 +39,7 @@ from beamclaw_core.loop.inputs import (
     RetryTimer,
     ToolComplete,
     TurnDeadline,
+    UserMessage,
 )
 from beamclaw_core.loop.llm_call import complete_llm, provider_failure, stream_llm
 from beamclaw_core.loop.machine import transition
@@ -132,9 +133,27 @@ class TurnExecutor:
         """Deliver an external event (cancel, approval decision, sub-agent result)."""
         self._inbox.put_nowait((None, event))
 
-    async def run(self, first: Input, *, consumed_runs: tuple[str, ...] = ()) -> State:
+    async def run(
+        self,
+        first: Input,
+        *,
+        consumed_runs: tuple[str, ...] = (),
+        on_commit: Callable[[], None] | None = None,
+    ) -> State:
+        """Run ``first`` and what follows until the turn ends; returns the final state.
+
+        ``consumed_runs``: persisted queued runs that ``first`` (a ``UserMessage``) turns
+        into history; they leave the queue in its transaction. ``on_commit`` is called
+        once that transaction has committed, before any effect runs: from then on the
+        message is durable even if it was never queued.
+        """
         try:
-            await self._feed(first, consumed_runs=consumed_runs)
+            await self._feed(
+                first,
+                consumed_runs=consumed_runs,
+                starts_turn=isinstance(first, UserMessage),
+                on_commit=on_commit,
+            )
             timeout = self.ctx.limits.turn_timeout_seconds
             if timeout is not None and is_busy(self.state):
                 self._deadline = asyncio.create_task(self._after(timeout, TurnDeadline(timeout)))
@@ -151,7 +170,14 @@ class TurnExecutor:
 
     # ------------------------------------------------------------ transitions
 
-    async def _feed(self, event: Input, *, consumed_runs: tuple[str, ...] = ()) -> None:
+    async def _feed(
+        self,
+        event: Input,
+        *,
+        consumed_runs: tuple[str, ...] = (),
+        starts_turn: bool = False,
+        on_commit: Callable[[], None] | None = None,
+    ) -> None:
         try:
             result = transition(self.state, self.ctx, event)
         except IllegalTransition as e:
@@ -161,6 +187,7 @@ class TurnExecutor:
         if (
             new_messages
             or consumed_runs
+            or starts_turn
             or recovery_form(result.new_state) != recovery_form(self.state)
         ):
             await self.deps.store.commit(
@@ -169,12 +196,14 @@ class TurnExecutor:
                 new_messages,
                 now=self.deps.clock(),
                 consumed_runs=consumed_runs,
-                activity=bool(consumed_runs),
+                activity=starts_turn,
             )
             self.deps.view.extend(new_messages)
             if new_messages:
                 self._measured = None
         self.state = result.new_state
+        if on_commit is not None:
+            on_commit()
         for effect in result.effects:
             if self.deps.on_effect is not None:
                 self.deps.on_effect(effect)

@@ -2,7 +2,7 @@
 
 from beamclaw_core.sessions.bus import SessionBus, Subscription, TurnFailed, TurnHandle
 from beamclaw_core.sessions.commands import COMMANDS, parse_command
-from beamclaw_core.sessions.errors import SessionError, UnknownSessionError
+from beamclaw_core.sessions.errors import SessionError, TurnNotStartedError, UnknownSessionError
 from beamclaw_core.sessions.lane import SessionInfo, SessionLane
 from beamclaw_core.sessions.runs import SessionAddress
 from beamclaw_core.sessions.runtime import ProviderFactory, SystemPromptSource, reset_due
@@ -19,6 +19,7 @@ __all__ = [
     "SystemPromptSource",
     "TurnFailed",
     "TurnHandle",
+    "TurnNotStartedError",
     "UnknownSessionError",
     "parse_command",
     "reset_due",

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -44,6 +45,7 @@ from beamclaw_core.messages import Message
 from beamclaw_core.sessions.bus import SessionBus, Subscription, TurnHandle
 from beamclaw_core.sessions.commands import parse_command, run_command
 from beamclaw_core.sessions.compacting import compact_lane
+from beamclaw_core.sessions.errors import TurnNotStartedError
 from beamclaw_core.sessions.runs import PendingRun, merge_runs
 from beamclaw_core.sessions.runtime import Runtime, reset_due
 from beamclaw_core.store import RESET, ConversationRecord
@@ -100,6 +102,9 @@ class SessionLane:
         self._positions: dict[str, int] = {}
         self._turn_lock = asyncio.Lock()
         self._last_enqueue = 0.0
+        self._accepting: dict[str, asyncio.Future[None]] = {}
+        """Senders of runs handed to the idle worker without being queued, waiting for
+        the turn's first commit (see :meth:`submit`)."""
 
     @property
     def is_sub_agent(self) -> bool:
@@ -149,7 +154,13 @@ class SessionLane:
         channel: str | None = None,
         drafts: bool = True,
     ) -> TurnHandle:
-        """Queue a message; returns its handle (subscribed before anything can happen).
+        """Queue a message; returns its handle (subscribed before anything can happen)
+        once the message is durable.
+
+        A message for a busy lane is stored in the queue first. One for an idle lane is
+        handed straight to the worker, and this returns when the turn's first commit (the
+        message itself, with the new state) is done: one transaction instead of two, and
+        the same promise, since a crash before that commit fails this call.
 
         ``drafts``: the sender wants the answer as it streams; see :meth:`Core.send`."""
         now = self.rt.clock()
@@ -161,6 +172,7 @@ class SessionLane:
             source_message_id,
             channel or self.channel,
             queued_behind=busy,
+            persisted=busy,
         )
         handle = self._handle(run.id, drafts)
         command = parse_command(run.text) if isinstance(content, str) else None
@@ -174,6 +186,7 @@ class SessionLane:
         while len(self.queue) >= queue_cfg.cap:
             oldest = self.queue.popleft()
             self._positions.pop(oldest.id, None)
+            self._accept([oldest])  # its sender learns of the drop from its handle
             dropped = True
             await self.rt.store.drop_runs([oldest.id])
             emit(EventType.QUEUE_DROPPED, session_id=self.id, run_id=oldest.id)
@@ -188,7 +201,11 @@ class SessionLane:
             )
         if dropped:
             self._announce_positions()
-        await self.rt.store.enqueue(self.id, run.id, run.payload(), now=now)
+        accepted: asyncio.Future[None] | None = None
+        if run.persisted:
+            await self.rt.store.enqueue(self.id, run.id, run.payload(), now=now)
+        else:
+            accepted = self._accepting[run.id] = asyncio.get_running_loop().create_future()
         self.queue.append(run)
         self._last_enqueue = now
         self._enqueued.set()
@@ -196,7 +213,31 @@ class SessionLane:
             emit(EventType.QUEUE_ENQUEUED, session_id=self.id, position=len(self.queue))
             self._announce_positions()
         self._wake.set()
+        if accepted is not None:
+            await accepted
         return handle
+
+    def _accept(self, runs: list[PendingRun], error: BaseException | None = None) -> None:
+        """Answer the senders of ``runs`` still waiting in :meth:`submit`: accepted, or
+        ``error`` (a cancellation cancels them)."""
+        for run in runs:
+            waiting = self._accepting.pop(run.id, None)
+            if waiting is None or waiting.done():
+                continue
+            if error is None:
+                waiting.set_result(None)
+            elif isinstance(error, asyncio.CancelledError):
+                waiting.cancel()
+            else:
+                waiting.set_exception(error)
+
+    def _abandon_unqueued(self, error: BaseException) -> None:
+        """The worker stopped for good: runs handed to it but never committed are gone
+        (their senders get ``error``; nothing of them was stored)."""
+        gone = [r for r in self.queue if not r.persisted]
+        if gone:
+            self.queue = deque(r for r in self.queue if r.persisted)
+            self._accept(gone, error)
 
     def _announce_positions(self) -> None:
         """Tell every waiting sender its place in the queue whenever it changed.
@@ -223,6 +264,7 @@ class SessionLane:
         runs = list(self.queue)
         self.queue.clear()
         self._positions.clear()
+        self._accept(runs)  # their senders learn of the drop from their handles
         self._enqueued.set()  # ends a collect debounce waiting on these runs
         await self.rt.store.drop_runs([r.id for r in runs])
         for r in runs:
@@ -257,6 +299,13 @@ class SessionLane:
 
     async def loop(self) -> None:
         """The supervised worker: recover, then run queued messages forever."""
+        try:
+            await self._work()
+        except asyncio.CancelledError as stopped:
+            self._abandon_unqueued(stopped)
+            raise
+
+    async def _work(self) -> None:
         if not self._record_fresh:
             record = await self.rt.store.get(self.id)
             if record is not None:
@@ -275,8 +324,14 @@ class SessionLane:
                 await self._wake.wait()
                 continue
             runs = await self._take()
-            if runs:
+            if not runs:
+                continue
+            try:
                 await self._turn(runs)
+            except BaseException as exc:
+                self._accept(runs, exc)  # not committed: their senders get the failure
+                raise
+            self._accept(runs, TurnNotStartedError(self.id))
 
     async def _take(self) -> list[PendingRun]:
         cfg = self.rt.settings.queue
@@ -338,15 +393,22 @@ class SessionLane:
         message = Message.user(merge_runs(runs), meta=meta)
         self.last_activity_at = now
         await self._run(
-            UserMessage(primary.id, message, now, remaining), consumed=tuple(r.id for r in runs)
+            UserMessage(primary.id, message, now, remaining),
+            consumed=tuple(r.id for r in runs if r.persisted),
+            accepted=lambda: self._accept(runs),
         )
 
-    async def _run(self, first: UserMessage | Interrupted, consumed: tuple[str, ...] = ()) -> None:
+    async def _run(
+        self,
+        first: UserMessage | Interrupted,
+        consumed: tuple[str, ...] = (),
+        accepted: Callable[[], None] | None = None,
+    ) -> None:
         async with self._turn_lock:
             executor = TurnExecutor(self.context(), self.state, self.deps())
             self.executor = executor
             try:
-                self.state = await executor.run(first, consumed_runs=consumed)
+                self.state = await executor.run(first, consumed_runs=consumed, on_commit=accepted)
             finally:
                 self.executor = None
                 self.state = executor.state
@@ -437,6 +499,9 @@ class SessionLane:
         """The loop crashed more often than the restart budget allows: ``Error``, user told."""
         message = f"The agent loop kept crashing ({type(error).__name__ if error else 'exit'}); "
         message += "send a new message to try again."
+        self._abandon_unqueued(
+            error if isinstance(error, Exception) else TurnNotStartedError(self.id)
+        )
         state = self.state
         turn_id = getattr(state, "turn", None)
         tid = turn_id.turn_id if turn_id is not None else None

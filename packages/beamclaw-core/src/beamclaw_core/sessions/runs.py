@@ -37,6 +37,9 @@ class PendingRun:
     channel: str | None = None
     queued_behind: bool = False
     """It arrived while a turn was running (collect mode debounces such runs)."""
+    persisted: bool = True
+    """It is in the stored queue. A run handed straight to an idle lane is not: its turn's
+    first commit is what makes it durable (``SessionLane.submit``)."""
 
     @property
     def text(self) -> str:
