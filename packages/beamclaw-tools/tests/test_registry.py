@@ -237,3 +237,13 @@ def test_extra_tools_extension_point() -> None:
     assert "memory_search" in reg
     with pytest.raises(ToolNameCollisionError):
         ToolRegistry.with_builtins(extra=[Echo("bash")])
+
+
+def test_listed_stays_the_same_object_until_the_tools_change() -> None:
+    reg = ToolRegistry()
+    reg.register(Echo())
+    first = reg.listed()
+    assert reg.listed() is first
+    reg.register(Raw("t1", "ok"))
+    assert reg.listed() is not first
+    assert [d.name for d in reg.listed()] == ["echo", "t1"]

@@ -25,7 +25,8 @@ from beamclaw_core.loop.history import history_problems
 from beamclaw_core.sessions import SessionAddress
 from beamclaw_core.settings import CoreSettings
 from beamclaw_core.testing import CallTool, Hang, Reply, ScriptedProvider
-from beamclaw_tools import Autonomy
+from beamclaw_memory import Database
+from beamclaw_tools import Autonomy, ToolRegistry
 
 from .conftest import EchoTool, make_settings
 
@@ -295,3 +296,24 @@ async def test_a_message_handed_to_an_idle_session_can_still_be_dropped(
     assert isinstance(await first.result(), Dropped)
     assert await second.text() == "second"
     assert [m.text for m in await core.history(second.session_id)] == ["two", "second"]
+
+
+async def test_approval_rules_follow_tools_replaced_between_turns(db_url: str) -> None:
+    registry = ToolRegistry()
+    registry.register(EchoTool("write"))
+    script = [CallTool("write", {"text": "1"}), Reply("first"), CallTool("write", {"text": "2"})]
+    provider = ScriptedProvider([*script, Reply("second")])
+    db = Database(db_url)
+    settings = with_autonomy(Autonomy.SUPERVISED)
+    core = Core.create(settings, db, provider=provider, tools=registry, system_prompt="test")
+    await core.start(maintenance=False)
+    try:
+        assert await (await core.send(ADDR, "go")).text() == "first"
+        registry.register(EchoTool("write", approval=True), replace=True)
+        handle = await core.send(ADDR, "again")
+        assert (await next_of(handle, ApprovalRequested)).tool == "write"
+        await core.send(ADDR, "/no")
+        assert await handle.text() == "second"
+    finally:
+        await core.stop()
+        await db.dispose()

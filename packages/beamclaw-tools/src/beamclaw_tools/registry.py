@@ -144,6 +144,11 @@ class ToolRegistry:
     # ------------------------------------------------------------------ export
     def definitions(self, policy: ToolPolicy | None = None) -> list[ToolDef]:
         """Definitions the policy permits, sorted by name."""
+        return list(self.listed(policy))
+
+    def listed(self, policy: ToolPolicy | None = None) -> tuple[ToolDef, ...]:
+        """:meth:`definitions` as a tuple that stays the same object until the tools
+        change, so a caller may cache what it derives from it by identity."""
         listed = self._listed.get(policy)
         if listed is None:
             listed = tuple(
@@ -154,7 +159,7 @@ class ToolRegistry:
             if len(self._listed) >= _LISTED_POLICIES:
                 self._listed.clear()
             self._listed[policy] = listed
-        return list(listed)
+        return listed
 
     def openai_schemas(self, policy: ToolPolicy | None = None) -> list[dict[str, Any]]:
         return [openai_tool(d) for d in self.definitions(policy)]

@@ -132,6 +132,7 @@ class HttpProvider(ABC):
         self._request_headers: tuple[str | None, dict[str, str]] | None = None
         """The request headers for the current key (built once per key)."""
         self._url = settings.base_url.rstrip("/") + self.endpoint
+        self._capabilities: Capabilities | None = None
 
     # -- Provider protocol -------------------------------------------------------------
 
@@ -148,6 +149,12 @@ class HttpProvider(ABC):
         return self._settings
 
     def capabilities(self) -> Capabilities:
+        """Worked out from the settings once (asked on every turn)."""
+        if self._capabilities is None:
+            self._capabilities = self._capabilities_now()
+        return self._capabilities
+
+    def _capabilities_now(self) -> Capabilities:
         s = self._settings
         vision = s.supports_vision
         if vision is None:
