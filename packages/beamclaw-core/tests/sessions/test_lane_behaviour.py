@@ -275,7 +275,7 @@ async def test_a_message_that_cannot_be_stored_fails_its_send(
 ) -> None:
     core: Core = make_core(ScriptedProvider([Reply("fine")]))
     await core.start(maintenance=False)
-    with pytest.raises(Exception) as failed:  # noqa: PT011 - the store's own error
+    with pytest.raises(Exception) as failed:
         await asyncio.wait_for(core.send(ADDR, "a lone surrogate \ud800"), 10)
     assert not isinstance(failed.value, TimeoutError)  # answered, not left hanging
     handle = await core.send(ADDR, "good")
