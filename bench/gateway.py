@@ -280,7 +280,9 @@ async def _measure(fake_url: str) -> dict[str, Any]:
             in_process: list[float] = []
             for _ in range(LATENCY_REQUESTS):
                 start = time.perf_counter()
-                handle = await core.send(address, "bench", session_id=uuid.uuid4().hex)
+                handle = await core.send(
+                    address, "bench", session_id=uuid.uuid4().hex, drafts=False
+                )
                 await handle.result()
                 in_process.append(time.perf_counter() - start)
             add("core_in_process_p50_ms", pct(in_process, 50))

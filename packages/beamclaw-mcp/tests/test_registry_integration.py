@@ -58,4 +58,6 @@ async def test_mcp_tools_run_through_the_registry(host: Any, servers: Any) -> No
 
     await manager.stop()
     assert not any(n in registry.names() for n in ("convert_time", "echo", "image"))
+    assert manager.denied_tool_names("default") == []  # kept per agent, not past a change
+    assert manager.tools() == []
     assert "get_current_time" in registry.names()

@@ -42,6 +42,9 @@ class MCPToolCatalog:
         self._remote: dict[str, dict[str, RemoteTool]] = {}
         self._registered: dict[tuple[str, str], MCPTool] = {}
         self.skipped: dict[tuple[str, str], str] = {}
+        self.version = 0
+        """Bumped whenever the exposed tools may have changed (caches key on it)."""
+        self._sorted: tuple[MCPTool, ...] | None = None
 
     def update(self, server: str, tools: list[RemoteTool] | None) -> None:
         """Record ``server``'s current tools (``None``: the server is gone) and sync."""
@@ -53,7 +56,9 @@ class MCPToolCatalog:
 
     def tools(self) -> list[MCPTool]:
         """Every exposed tool, sorted by exposed name."""
-        return sorted(self._registered.values(), key=lambda t: t.definition.name)
+        if self._sorted is None:
+            self._sorted = tuple(sorted(self._registered.values(), key=lambda t: t.definition.name))
+        return list(self._sorted)
 
     def by_name(self, name: str) -> MCPTool | None:
         """The exposed tool called ``name``."""
@@ -63,6 +68,8 @@ class MCPToolCatalog:
         return [t for (s, _n), t in sorted(self._registered.items()) if s == server]
 
     def _sync(self) -> None:
+        self.version += 1
+        self._sorted = None
         pairs = [(s, n) for s, tools in self._remote.items() for n in tools]
         names = assign_names(pairs, self._qualify)
         wanted: dict[tuple[str, str], MCPTool] = {}

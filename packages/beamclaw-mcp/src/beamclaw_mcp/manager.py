@@ -53,6 +53,7 @@ class MCPManager:
     def __init__(self, settings: MCPSettings, *, sink: ToolSink | None = None) -> None:
         self.settings = settings
         self.grants = GrantPolicy(settings)
+        self._denied: dict[str, tuple[int, tuple[str, ...]]] = {}
         qualify = frozenset(
             s.name
             for s in settings.servers
@@ -176,10 +177,18 @@ class MCPManager:
 
     def denied_tool_names(self, agent_id: str) -> list[str]:
         """Exposed names of MCP tools ``agent_id`` is *not* granted — for narrowing a
-        name-based tool policy (``policy.narrowed(deny=...)``) when building a turn."""
-        return [
-            t.definition.name for t in self.tools() if not self.grants.allows(agent_id, t.server)
-        ]
+        name-based tool policy (``policy.narrowed(deny=...)``) when building a turn
+        (asked on every turn: kept per agent until the exposed tools change)."""
+        version = self._catalog.version
+        cached = self._denied.get(agent_id)
+        if cached is None or cached[0] != version:
+            names = tuple(
+                t.definition.name
+                for t in self._catalog.tools()
+                if not self.grants.allows(agent_id, t.server)
+            )
+            cached = self._denied[agent_id] = (version, names)
+        return list(cached[1])
 
     def tool(self, exposed_name: str) -> MCPTool | None:
         """The exposed tool called ``exposed_name``."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from beamclaw_tools import Autonomy, ToolDef
 
@@ -27,6 +28,26 @@ class ApprovalRule:
     @classmethod
     def of(cls, definition: ToolDef) -> ApprovalRule:
         return cls(definition.requires_approval, definition.min_autonomy)
+
+
+class ApprovalRules:
+    """The rules of a listed tool set (``ToolRegistry.listed``), built once per set.
+
+    Kept by the tuple's identity (the registry hands out a new tuple whenever its tools
+    change), a few sets at a time: one per tool policy in use."""
+
+    def __init__(self, size: int = 16) -> None:
+        self._size = size
+        self._sets: dict[int, tuple[tuple[ToolDef, ...], Mapping[str, ApprovalRule]]] = {}
+
+    def of(self, listed: tuple[ToolDef, ...]) -> Mapping[str, ApprovalRule]:
+        hit = self._sets.get(id(listed))
+        if hit is None or hit[0] is not listed:  # the entry holds its tuple: ids can't alias
+            if len(self._sets) >= self._size:
+                self._sets.clear()
+            rules = MappingProxyType({d.name: ApprovalRule.of(d) for d in listed})
+            hit = self._sets[id(listed)] = (listed, rules)
+        return hit[1]
 
 
 @dataclass(frozen=True, slots=True)

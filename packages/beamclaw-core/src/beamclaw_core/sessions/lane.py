@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -51,7 +51,7 @@ from beamclaw_core.sessions.runtime import Runtime, reset_due
 from beamclaw_core.store import RESET, ConversationRecord
 from beamclaw_core.subagents.definitions import subagent_tools
 from beamclaw_obs import EventType, emit
-from beamclaw_tools import ContentPart, SessionRef, ToolDef
+from beamclaw_tools import ContentPart, SessionRef
 
 RESTART_REASON = "interrupted by restart"
 CRASH_REASON = "the loop crashed and was restarted"
@@ -102,8 +102,6 @@ class SessionLane:
         self._positions: dict[str, int] = {}
         self._turn_lock = asyncio.Lock()
         self._last_enqueue = 0.0
-        self._rules: tuple[tuple[ToolDef, ...], dict[str, ApprovalRule]] | None = None
-        """The approval rules of the tools last listed (never changed once built)."""
         self._accepting: dict[str, asyncio.Future[None]] = {}
         """Senders of runs handed to the idle worker without being queued, waiting for
         the turn's first commit (see :meth:`submit`)."""
@@ -418,14 +416,10 @@ class SessionLane:
     def context(self) -> LoopContext:
         s = self.rt.settings
         loop = s.agentic_loop
-        rules: dict[str, ApprovalRule] = {}
+        rules: Mapping[str, ApprovalRule] = {}
         tools = self.rt.tools
         if tools is not None:
-            listed = tools.listed(self.rt.tool_policy_for(self.agent_id))
-            cached = self._rules
-            if cached is None or cached[0] is not listed:
-                cached = self._rules = (listed, {d.name: ApprovalRule.of(d) for d in listed})
-            rules = cached[1]
+            rules = self.rt.approval_rules.of(tools.listed(self.rt.tool_policy_for(self.agent_id)))
         return LoopContext(
             conversation_id=self.id,
             agent_id=self.agent_id,

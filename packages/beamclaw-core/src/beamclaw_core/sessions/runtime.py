@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from beamclaw_core.loop import effects as fx
+from beamclaw_core.loop.context import ApprovalRules
 from beamclaw_core.messages import Message
 from beamclaw_core.providers import Provider
 from beamclaw_core.settings import CoreSettings
@@ -59,6 +60,8 @@ class Runtime:
     )
     spawn: Callable[[str, fx.SpawnSubAgents], Awaitable[None]] | None = None
     cancel_children: Callable[[tuple[str, ...]], Awaitable[None]] | None = None
+    approval_rules: ApprovalRules = field(default_factory=ApprovalRules)
+    """Shared by every lane: a fresh session's first turn finds the rules built."""
 
     def local_day_start(self, now: float) -> float:
         """Epoch seconds of today's local midnight (daily cost budgets)."""
