@@ -25,6 +25,11 @@ after turn sees them. Reported, each the median over ``ROUNDS`` rounds:
   ``gateway_vs_direct_p50`` is the same comparison as a ratio, which moves less than
   milliseconds do between machines of different speed, and ``added_p50_rounds_ms`` the
   lowest and highest of the rounds' own differences (how much the machine moved);
+* ``agent_request_extra_p50_ms``: a direct call with the exact body a gateway turn sends
+  upstream (its system prompt and 17 tool schemas, ~20 KB) minus one with the minimal
+  body, in alternating blocks: the part of the added latency that is the fake server and
+  the client handling the agent's larger request; ``added_beyond_agent_request_p50_ms``
+  is the headline minus that part (reported beside it, not instead of it);
 * ``added_same_session_p50_ms``: the same turn in one long-lived session (no session
   creation; what a chat client that keeps its ``X-Session-Id`` pays);
 * ``direct_stream_p50_ms``: the direct call made the way the provider makes it inside a
@@ -53,6 +58,7 @@ import tempfile
 import time
 import tracemalloc
 import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
@@ -77,9 +83,12 @@ from beamclaw_core.testing import FakeOpenAIServer, FakeReply
 
 async def main():
     reply = FakeReply("The quick brown fox jumps over the lazy dog.", chunk_size=8)
-    async with FakeOpenAIServer([reply], repeat_last=True, keep_requests=0) as server:
+    async with FakeOpenAIServer([reply], repeat_last=True, keep_requests=1) as server:
         print(server.base_url, flush=True)
-        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+        loop = asyncio.get_running_loop()
+        while line := await loop.run_in_executor(None, sys.stdin.readline):
+            if line.strip() == "last":  # the body of the last request, on one line
+                print(server.requests[-1].raw.decode(), flush=True)
 
 asyncio.run(main())
 """
@@ -169,6 +178,20 @@ async def _paired(
     return direct, via, direct_cpu / len(direct), via_cpu / len(via)
 
 
+async def _request_sizes(
+    client: aiohttp.ClientSession, direct_url: str, agent_body: dict[str, Any]
+) -> tuple[list[float], list[float]]:
+    """Direct requests with the minimal body and with the body a gateway turn sends (its
+    system prompt and tool schemas), in alternating blocks: how much of the added latency
+    is the fake server and the client handling the agent's larger request."""
+    minimal: list[float] = []
+    agent: list[float] = []
+    for _ in range(LATENCY_REQUESTS // BLOCK):
+        minimal.extend([await _post(client, direct_url, BODY, None) for _ in range(BLOCK)])
+        agent.extend([await _post(client, direct_url, agent_body, None) for _ in range(BLOCK)])
+    return minimal, agent
+
+
 async def _first_token(
     client: aiohttp.ClientSession, url: str, body: dict[str, Any], session: str | None
 ) -> float:
@@ -239,7 +262,7 @@ def bench_config(fake_url: str) -> BeamclawConfig:
     return config
 
 
-async def _measure(fake_url: str) -> dict[str, Any]:
+async def _measure(fake_url: str, last_request: Callable[[], bytes]) -> dict[str, Any]:
     from beamclaw_core.sessions import SessionAddress
     from beamclaw_gateway.testing import live_gateway
 
@@ -258,6 +281,7 @@ async def _measure(fake_url: str) -> dict[str, Any]:
         core = gw.runtime.core
         address = SessionAddress("api:bench", "default", "api")
         await _paired(core, client, direct_url, gw_url, None)  # warm-up
+        agent_body = orjson.loads(await asyncio.to_thread(last_request))  # a turn's request
         for _ in range(ROUNDS):
             direct, via, direct_cpu, via_cpu = await _paired(core, client, direct_url, gw_url, None)
             add("direct_cpu_per_request_ms", direct_cpu * 1000)
@@ -267,6 +291,10 @@ async def _measure(fake_url: str) -> dict[str, Any]:
             add("gateway_p50_ms", pct(via, 50))
             add("gateway_p99_ms", pct(via, 99))
             add("round_added_p50_ms", pct(via, 50) - pct(direct, 50))
+            await _settle(core)
+            minimal, agent = await _request_sizes(client, direct_url, agent_body)
+            add("direct_agent_request_p50_ms", pct(agent, 50))
+            add("agent_request_extra_p50_ms", pct(agent, 50) - pct(minimal, 50))
             session = f"bench-{uuid.uuid4().hex}"
             direct, via, _, _ = await _paired(core, client, direct_url, gw_url, session)
             add("direct_same_session_p50_ms", pct(direct, 50))
@@ -319,6 +347,9 @@ async def _measure(fake_url: str) -> dict[str, Any]:
     out["added_p50_ms"] = round(out["gateway_p50_ms"] - out["direct_p50_ms"], 3)
     out["added_p99_ms"] = round(out["gateway_p99_ms"] - out["direct_p99_ms"], 3)
     out["gateway_vs_direct_p50"] = round(out["gateway_p50_ms"] / out["direct_p50_ms"], 2)
+    out["added_beyond_agent_request_p50_ms"] = round(
+        out["added_p50_ms"] - out["agent_request_extra_p50_ms"], 3
+    )
     spread = rounds.pop("round_added_p50_ms")
     out.pop("round_added_p50_ms")
     out["added_p50_rounds_ms"] = f"{min(spread):.2f}..{max(spread):.2f}"
@@ -358,7 +389,14 @@ def run() -> dict[str, Any]:
             from beamclaw_gateway.server import loop_runner
 
             name, run_loop = loop_runner("auto")
-            return {**run_loop(_measure(fake_url)), "event_loop": name}
+
+            def last_request() -> bytes:
+                assert server.stdin is not None and server.stdout is not None
+                server.stdin.write("last\n")
+                server.stdin.flush()
+                return server.stdout.readline().encode()
+
+            return {**run_loop(_measure(fake_url, last_request)), "event_loop": name}
     finally:
         if saved is None:
             os.environ.pop("BEAMCLAW_HOME", None)
