@@ -77,6 +77,9 @@ def create_app(runtime: GatewayRuntime) -> FastAPI:
         description="Personal AI agent gateway: OpenAI-compatible API, WebSocket, REST, "
         "webhooks and A2A. Reference: docs/api.md.",
         lifespan=lifespan,
+        # BeamClaw's events, logs and metrics are beamclaw-obs's; FastAPI's native
+        # OpenTelemetry would otherwise ask the global OTel providers on every request
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.runtime = runtime
     app.state.services = services
