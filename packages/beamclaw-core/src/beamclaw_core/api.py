@@ -211,7 +211,7 @@ class Core:
         if self._supervisor is not None:
             await self._supervisor.stop()
         for lane in self._lanes.values():
-            lane.bus.close()
+            lane.close()
         self._lanes.clear()
         if self._indexer is not None:
             await self._indexer.drain(grace_seconds=STOP_INDEXING_SECONDS)
@@ -327,7 +327,7 @@ class Core:
             if self._supervisor is not None and self._supervisor.has_child(session_id):
                 await self._supervisor.stop_child(session_id)
                 self._supervisor.remove_child(session_id)
-            lane.bus.close()
+            lane.close()
         return await self._rt.store.delete(session_id)
 
     async def flush_indexing(self) -> None:

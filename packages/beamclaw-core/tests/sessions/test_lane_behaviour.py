@@ -22,7 +22,7 @@ from beamclaw_core.loop import (
 )
 from beamclaw_core.loop import effects as fx
 from beamclaw_core.loop.history import history_problems
-from beamclaw_core.sessions import SessionAddress
+from beamclaw_core.sessions import SessionAddress, TurnNotStartedError
 from beamclaw_core.settings import CoreSettings
 from beamclaw_core.testing import CallTool, Hang, Reply, ScriptedProvider
 from beamclaw_memory import Database
@@ -317,3 +317,15 @@ async def test_approval_rules_follow_tools_replaced_between_turns(db_url: str) -
     finally:
         await core.stop()
         await db.dispose()
+
+
+async def test_a_handed_over_message_is_answered_when_the_core_stops_first(
+    make_core: Callable[..., Any],
+) -> None:
+    core: Core = make_core(ScriptedProvider([Reply("never")]))
+    await core.start(maintenance=False)
+    send = asyncio.create_task(core.send(ADDR, "hello"))
+    await asyncio.sleep(0)  # the send waits for a worker that has not run yet
+    await core.stop()
+    with pytest.raises(TurnNotStartedError):
+        await asyncio.wait_for(send, 10)

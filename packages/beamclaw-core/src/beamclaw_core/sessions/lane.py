@@ -219,17 +219,24 @@ class SessionLane:
 
     def _accept(self, runs: list[PendingRun], error: BaseException | None = None) -> None:
         """Answer the senders of ``runs`` still waiting in :meth:`submit`: accepted, or
-        ``error`` (a cancellation cancels them)."""
+        ``error`` (the worker being stopped is :class:`TurnNotStartedError` to them: their
+        own task was not cancelled)."""
+        if isinstance(error, asyncio.CancelledError):
+            error = TurnNotStartedError(self.id)
         for run in runs:
             waiting = self._accepting.pop(run.id, None)
             if waiting is None or waiting.done():
                 continue
             if error is None:
                 waiting.set_result(None)
-            elif isinstance(error, asyncio.CancelledError):
-                waiting.cancel()
             else:
                 waiting.set_exception(error)
+
+    def close(self) -> None:
+        """The lane is done (stop, delete): its bus closes, and senders of messages
+        handed to its worker but never committed get :class:`TurnNotStartedError`."""
+        self.bus.close()
+        self._abandon_unqueued(TurnNotStartedError(self.id))
 
     def _abandon_unqueued(self, error: BaseException) -> None:
         """The worker stopped for good: runs handed to it but never committed are gone
