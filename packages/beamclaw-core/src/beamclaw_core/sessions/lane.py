@@ -338,7 +338,8 @@ class SessionLane:
             except BaseException as exc:
                 self._accept(runs, exc)  # not committed: their senders get the failure
                 raise
-            self._accept(runs, TurnNotStartedError(self.id))
+            if any(r.id in self._accepting for r in runs):  # the machine refused the message
+                self._accept(runs, TurnNotStartedError(self.id))
 
     async def _take(self) -> list[PendingRun]:
         cfg = self.rt.settings.queue
