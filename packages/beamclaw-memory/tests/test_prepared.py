@@ -64,6 +64,21 @@ async def test_rows_round_trip_json_literals_and_limits(db: Database) -> None:
     ]
 
 
+@pytest.mark.parametrize("small", [True, False])
+async def test_driver_errors_are_sqlalchemys_on_every_dialect(db: Database, small: bool) -> None:
+    row = {"b_id": "a", "b_kind": "tool", "b_data": None, "b_score": 1.0}
+    await db.write(lambda c: INSERT.run(c, row), small=small)
+    # callers catch one exception tree, whichever path ran the statement
+    with pytest.raises(sa.exc.IntegrityError):
+        await db.write(lambda c: INSERT.run(c, row), small=small)
+    with pytest.raises(sa.exc.IntegrityError):
+        await db.write(lambda c: INSERT.run_many(c, [{**row, "b_id": "b"}, row]), small=small)
+    missing = Prepared(sa.select(things.c.id).where(things.c.id == sa.bindparam("b_id")))
+    await db.write(lambda c: c.execute(sa.text("DROP TABLE prepared_things")), small=small)
+    with pytest.raises(sa.exc.OperationalError if db.is_sqlite else sa.exc.ProgrammingError):
+        await db.read(lambda c: missing.rows(c, {"b_id": "a"}), small=small)
+
+
 async def test_what_needs_sqlalchemys_execution_is_refused_on_sqlite(tmp_path: Path) -> None:
     # (other dialects execute through SQLAlchemy, where both are fine)
     expanding = Prepared(

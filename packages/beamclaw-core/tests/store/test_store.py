@@ -42,6 +42,19 @@ async def test_ensure_creates_once_and_says_so(store: ConversationStore) -> None
     assert sum(r.new for r in raced) == 1
 
 
+async def test_a_stale_next_seq_is_redone_from_the_database(store: ConversationStore) -> None:
+    # another process (a second store on the same database) appends to the conversation
+    other = ConversationStore(store.db)
+    assert (await store.ensure("c", agent_id="a", user_id="u", channel=None, now=1.0)).new
+    await other.commit("c", Idle(), [Message.user("first")], now=1.5)
+    before = store.db.committed_writes
+    # this store's hint (no messages yet) is stale: the unique key refuses it, and the
+    # transaction is redone once with the sequence number read from the database
+    assert await store.commit("c", Idle(), [Message.user("second")], now=2.0) == [2]
+    assert store.db.committed_writes == before + 1
+    assert [m.message.text for m in await store.messages("c") if m.message] == ["first", "second"]
+
+
 async def test_migration_matches_table_definitions(store: ConversationStore) -> None:
     def columns(sync_conn: sa.Connection) -> dict[str, set[str]]:
         inspector = sa.inspect(sync_conn)

@@ -10,16 +10,22 @@ type. On any other dialect it is an ordinary ``Connection.execute``.
 
 Restrictions (checked when compiling): no expanding (``IN``) parameters and no Python-side
 column defaults — both need SQLAlchemy's execution step.
+
+Errors are SQLAlchemy's on every dialect: a driver error on the direct path is raised as
+the :class:`~sqlalchemy.exc.DBAPIError` subclass SQLAlchemy would raise for it (an
+``IntegrityError`` for a unique-key violation), with the driver's error as ``orig``.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Column
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql import Executable
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.elements import ClauseElement
@@ -48,8 +54,11 @@ class Prepared:
         plan = self._plan(conn)
         if plan is None:
             return [tuple(r) for r in conn.execute(self.statement, dict(params))]
-        cursor = _driver(conn).execute(plan.sql, _values(plan, params))
-        rows = cursor.fetchall()
+        values = _values(plan, params)
+        try:
+            rows = _driver(conn).execute(plan.sql, values).fetchall()
+        except sqlite3.Error as exc:
+            raise _translated(exc, plan.sql, values) from exc
         if not any(plan.results):
             return rows
         return [
@@ -62,7 +71,11 @@ class Prepared:
         plan = self._plan(conn)
         if plan is None:
             return int(conn.execute(self.statement, dict(params)).rowcount)
-        return int(_driver(conn).execute(plan.sql, _values(plan, params)).rowcount)
+        values = _values(plan, params)
+        try:
+            return int(_driver(conn).execute(plan.sql, values).rowcount)
+        except sqlite3.Error as exc:
+            raise _translated(exc, plan.sql, values) from exc
 
     def run_many(self, conn: Connection, params: Sequence[Mapping[str, Any]]) -> None:
         """Execute once per parameter set (an INSERT of several rows)."""
@@ -70,7 +83,11 @@ class Prepared:
         if plan is None:
             conn.execute(self.statement, [dict(p) for p in params])
             return
-        _driver(conn).executemany(plan.sql, [_values(plan, p) for p in params])
+        many = [_values(plan, p) for p in params]
+        try:
+            _driver(conn).executemany(plan.sql, many)
+        except sqlite3.Error as exc:
+            raise _translated(exc, plan.sql, many) from exc
 
     def _plan(self, conn: Connection) -> _Plan | None:
         dialect = conn.dialect
@@ -100,6 +117,11 @@ class Prepared:
             )
             self._sqlite = plan
         return plan
+
+
+def _translated(exc: sqlite3.Error, sql: str, params: Any) -> BaseException:
+    """SQLAlchemy's exception for a driver error (as its execution step would raise it)."""
+    return DBAPIError.instance(sql, params, exc, sqlite3.Error)
 
 
 def _driver(conn: Connection) -> Any:
