@@ -277,6 +277,68 @@ async def test_small_writes_run_inline_and_queue_when_the_database_is_locked(
         await db.dispose()
 
 
+async def test_small_reads_run_inline_and_wait_on_a_thread_when_refused(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "t.db"
+    db = await _counter_db(f"sqlite:///{path}")
+    count = text("SELECT count(*) FROM counter")
+    try:
+        loop_thread = threading.current_thread().name
+        assert await db.read(lambda _c: threading.current_thread().name, small=True) == loop_thread
+        await db.write(_bump, small=True)
+        # a writer mid-transaction does not hold a reader up (WAL): the committed snapshot
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("INSERT INTO counter (n) VALUES (100)")
+        assert await db.read(lambda c: c.execute(count).scalar(), small=True) == 1
+        other.execute("COMMIT")
+        other.close()
+    finally:
+        await db.dispose()
+
+
+async def test_a_refused_small_read_waits_on_a_thread(tmp_path: Path) -> None:
+    path = tmp_path / "t.db"
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("PRAGMA journal_mode=WAL")
+    other.execute("CREATE TABLE counter (n INTEGER)")
+    # a connection in exclusive locking mode (alone on the file) refuses every other
+    other.execute("PRAGMA locking_mode=EXCLUSIVE")
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("INSERT INTO counter (n) VALUES (1)")
+    other.execute("COMMIT")  # the exclusive lock stays until the mode is left
+    db = Database(f"sqlite:///{path}")
+    try:
+        count = text("SELECT count(*) FROM counter")
+        read = asyncio.create_task(db.read(lambda c: c.execute(count).scalar(), small=True))
+        for _ in range(5):  # refused inline: it waits on a reader thread, not on the loop
+            await asyncio.sleep(0.01)
+        assert not read.done()
+        other.execute("PRAGMA locking_mode=NORMAL")
+        other.execute("SELECT count(*) FROM counter").fetchall()  # releases the lock
+        other.close()
+        assert await asyncio.wait_for(read, 10) == 1
+        loop_thread = threading.current_thread().name
+        assert await db.read(lambda _c: threading.current_thread().name, small=True) == loop_thread
+    finally:
+        await db.dispose()
+
+
+@pytest.mark.parametrize("small", [True, False])
+async def test_committed_writes_are_counted(tmp_path: Path, small: bool) -> None:
+    db = await _counter_db(f"sqlite:///{tmp_path}/t.db")
+    try:
+        before = db.committed_writes
+        await db.write(_bump, small=small)
+        with pytest.raises(RuntimeError, match="boom"):
+            await db.write(lambda c: (_bump(c), _raise(RuntimeError("boom"))), small=small)
+        await db.read(lambda c: c.execute(text("SELECT 1")).scalar(), small=small)
+        assert db.committed_writes == before + 1  # the rolled-back unit and the read are not
+    finally:
+        await db.dispose()
+
+
 def _driver_insert(n: int) -> Callable[[Connection], None]:
     def work(conn: Connection) -> None:
         # what a Prepared statement does on SQLite: straight to the driver

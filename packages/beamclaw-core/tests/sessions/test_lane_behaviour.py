@@ -329,3 +329,19 @@ async def test_a_handed_over_message_is_answered_when_the_core_stops_first(
     await core.stop()
     with pytest.raises(TurnNotStartedError):
         await asyncio.wait_for(send, 10)
+
+
+async def test_a_new_sessions_one_step_turn_is_three_transactions(
+    make_core: Callable[..., Any],
+) -> None:
+    # docs/architecture.md: the session, its message with the new state, the answer
+    core: Core = make_core(ScriptedProvider([Reply("hi"), Reply("again")]))
+    await core.start(maintenance=False)
+    db = core.store.db
+    before = db.committed_writes
+    handle = await core.send(ADDR, "hello")
+    assert await asyncio.wait_for(handle.text(), 10) == "hi"  # told after its commit
+    assert db.committed_writes - before == 3
+    before = db.committed_writes
+    assert await asyncio.wait_for((await core.send(ADDR, "more")).text(), 10) == "again"
+    assert db.committed_writes - before == 2  # a known session: message, answer

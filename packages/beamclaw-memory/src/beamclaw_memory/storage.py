@@ -156,6 +156,8 @@ class Database:
         self._inline: _HeldConnections | None = None
         self.queued_small_writes = 0
         """``small`` writes that found the database locked and went to the writer thread."""
+        self.committed_writes = 0
+        """Write units (transactions) this object committed, each kind of database."""
         self._reader: _HeldConnections | None = None
         self._write_thread: ThreadPoolExecutor | None = None
         self._read_threads: ThreadPoolExecutor | None = None
@@ -209,12 +211,23 @@ class Database:
         """``sqlite`` or ``postgresql``."""
         return "sqlite" if self.is_sqlite else "postgresql"
 
-    async def read(self, work: Work[T]) -> T:
-        """Run ``work`` in a read transaction (a consistent snapshot); returns its result."""
+    async def read(self, work: Work[T], *, small: bool = False) -> T:
+        """Run ``work`` in a read transaction (a consistent snapshot); returns its result.
+
+        ``small``: a lookup of a few rows by key. On a SQLite file it then runs at once on
+        the event loop's own connection (readers never wait for the writer in WAL mode),
+        which costs less than the hop to a reader thread and back; in the rare moment
+        SQLite answers "busy" it goes to a reader thread instead.
+        """
         if self._async is not None:
             async with self._async.connect() as conn:
                 return await conn.run_sync(work)
         assert self._reader is not None and self._read_threads is not None
+        if small and self._inline is not None:
+            try:
+                return _unless_busy(self._inline, work, begin="BEGIN", any_time=True)
+            except _BusyError:
+                pass
         return await _on(self._read_threads, partial(self._reader.run_direct, work))
 
     async def write(self, work: Work[T], *, small: bool = False) -> T:
@@ -231,6 +244,11 @@ class Database:
         A cancelled caller does not cancel a unit on the writer thread: it still commits,
         and only its result is lost.
         """
+        result = await self._write(work, small)
+        self.committed_writes += 1
+        return result
+
+    async def _write(self, work: Work[T], small: bool) -> T:
         if self._async is not None:
             async with self._async.begin() as conn:
                 return await conn.run_sync(work)
@@ -297,9 +315,18 @@ async def _on(threads: ThreadPoolExecutor, work: Callable[[], T]) -> T:
     return await asyncio.get_running_loop().run_in_executor(threads, work)
 
 
-def _unless_busy(connections: _HeldConnections, work: Work[T]) -> T:
+def _unless_busy(
+    connections: _HeldConnections,
+    work: Work[T],
+    *,
+    begin: str | None = None,
+    any_time: bool = False,
+) -> T:
     """``work`` on this thread's connection; :class:`_BusyError` if the database was locked
-    before it started (a lock error after it started is the unit's own and propagates)."""
+    before it started (a lock error after it started is the unit's own and propagates,
+    unless ``any_time``: a read-only unit can be redone elsewhere whenever it was refused).
+
+    ``begin``: the statement opening the transaction, when not the connections' own."""
     started = False
 
     def run(conn: Connection) -> T:
@@ -308,10 +335,10 @@ def _unless_busy(connections: _HeldConnections, work: Work[T]) -> T:
         return work(conn)
 
     try:
-        return connections.run_direct(run)
+        return connections.run_direct(run, begin)
     except (sqlite3.OperationalError, OperationalError) as exc:
         orig = getattr(exc, "orig", exc)
-        if not started and getattr(orig, "sqlite_errorname", "") in (
+        if (any_time or not started) and getattr(orig, "sqlite_errorname", "") in (
             "SQLITE_BUSY",
             "SQLITE_LOCKED",
         ):
@@ -353,16 +380,17 @@ class _HeldConnections:
         with conn.begin():
             return work(conn)
 
-    def run_direct(self, work: Work[T]) -> T:
+    def run_direct(self, work: Work[T], begin: str | None = None) -> T:
         """``work`` in a transaction begun and ended on the driver itself.
 
         For units that never begin or commit themselves (reads, small writes): SQLAlchemy's
         transaction objects and events cost ~0.1 ms per unit, as much as the unit. A
         statement run through SQLAlchemy inside it joins the transaction (see ``_begin``)
-        and SQLAlchemy's commit or rollback then ends it.
+        and SQLAlchemy's commit or rollback then ends it. ``begin`` replaces the
+        connections' own opening statement for this unit (``BEGIN`` for a read).
         """
         conn, driver = self._held()
-        driver.execute(self._begin)
+        driver.execute(begin or self._begin)
         try:
             result = work(conn)
         except BaseException:

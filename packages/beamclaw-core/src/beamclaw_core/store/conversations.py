@@ -252,10 +252,15 @@ class ConversationStore:
                 )
             return _record(_GET.rows(conn, {"b_id": conversation_id})[0])
 
-        return await self.db.write(work, small=True)
+        record = await self.db.write(work, small=True)
+        if record.new:  # no messages yet: its first append needs no SELECT max(seq)
+            self._last_seq[conversation_id] = 0
+        return record
 
     async def get(self, conversation_id: str) -> ConversationRecord | None:
-        rows = await self.db.read(lambda conn: _GET.rows(conn, {"b_id": conversation_id}))
+        rows = await self.db.read(
+            lambda conn: _GET.rows(conn, {"b_id": conversation_id}), small=True
+        )
         return _record(rows[0]) if rows else None
 
     async def list(self, *, include_children: bool = False) -> list[ConversationRecord]:
