@@ -345,3 +345,17 @@ async def test_a_new_sessions_one_step_turn_is_three_transactions(
     before = db.committed_writes
     assert await asyncio.wait_for((await core.send(ADDR, "more")).text(), 10) == "again"
     assert db.committed_writes - before == 2  # a known session: message, answer
+
+
+@pytest.mark.parametrize("drafts", [False, True])
+async def test_a_turns_llm_request_is_out_before_its_sender_is_answered(
+    make_core: Callable[..., Any], drafts: bool
+) -> None:
+    # the sender's own work after send (an HTTP handler's) overlaps the LLM call's wait
+    provider = ScriptedProvider([Hang()])
+    core: Core = make_core(provider)
+    await core.start(maintenance=False)
+    handle = await core.send(ADDR, "hello", drafts=drafts)
+    assert len(provider.calls) == 1
+    await core.cancel(handle.session_id)
+    assert isinstance(await handle.result(), Cancelled)

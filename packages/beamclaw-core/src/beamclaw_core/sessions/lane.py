@@ -72,6 +72,11 @@ class SessionInfo:
     parent_id: str | None = None
 
 
+def _resolve(waiting: asyncio.Future[None]) -> None:
+    if not waiting.done():  # its sender may have been cancelled meanwhile
+        waiting.set_result(None)
+
+
 class SessionLane:
     """Serialises the runs of one conversation."""
 
@@ -160,7 +165,9 @@ class SessionLane:
         A message for a busy lane is stored in the queue first. One for an idle lane is
         handed straight to the worker, and this returns when the turn's first commit (the
         message itself, with the new state) is done: one transaction instead of two, and
-        the same promise, since a crash before that commit fails this call.
+        the same promise, since a crash before that commit fails this call. The sender
+        is answered on the event loop's next round, after what the worker started
+        meanwhile: the turn's LLM request is out before the sender's own work resumes.
 
         ``drafts``: the sender wants the answer as it streams; see :meth:`Core.send`."""
         now = self.rt.clock()
@@ -228,7 +235,9 @@ class SessionLane:
             if waiting is None or waiting.done():
                 continue
             if error is None:
-                waiting.set_result(None)
+                # on the loop's next round: after what the worker starts now (the turn's
+                # LLM request goes out first, and the sender's work overlaps the wait)
+                waiting.get_loop().call_soon(_resolve, waiting)
             else:
                 waiting.set_exception(error)
 
