@@ -18,6 +18,7 @@ from beamclaw_core.providers import Provider
 from beamclaw_gateway.composition import AgentSystem
 from beamclaw_gateway.config import BeamclawConfig
 from beamclaw_gateway.errors import GatewayNotStartedError
+from beamclaw_gateway.gc_tuning import GcTuning
 from beamclaw_memory import Database, resolve_database_url
 from beamclaw_obs import (
     ComponentHealth,
@@ -54,6 +55,7 @@ class GatewayRuntime:
         self.started_monotonic = time.monotonic()
         self._provider_factory = provider_factory
         self._started = False
+        self._gc: GcTuning | None = None
         self._db_state = ComponentHealth(HealthState.STARTING)
 
     @property
@@ -106,6 +108,9 @@ class GatewayRuntime:
         self.system.register_health(self.health)
         await self.system.start()
         self._started = True
+        gateway = self.config.gateway
+        self._gc = GcTuning(threshold=gateway.gc_threshold, freeze=gateway.gc_freeze)
+        self._gc.apply()
         emit(EventType.GATEWAY_START, home=str(self.home))
 
     async def stop(self) -> None:
@@ -122,3 +127,6 @@ class GatewayRuntime:
         emitter.remove_backend("metrics")
         emitter.remove_backend("log")
         self._started = False
+        if self._gc is not None:
+            self._gc.undo()
+            self._gc = None

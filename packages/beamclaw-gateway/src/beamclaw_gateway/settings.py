@@ -146,3 +146,9 @@ class GatewaySettings(Section):
     webhooks: dict[str, WebhookSourceSettings] = Field(default_factory=dict)
     """Generic webhook sources by name; a source not listed here is refused (404)."""
     channels: ChannelsSettings = Field(default_factory=ChannelsSettings)
+    gc_threshold: int = Field(default=10_000, ge=0)
+    """Net container allocations between the garbage collector's young-generation
+    passes while the gateway runs (Python's own: 700); 0 keeps the interpreter's."""
+    gc_freeze: bool = True
+    """Once started, keep what start-up built out of the collector's passes
+    (``gc.freeze()``; undone when the gateway stops)."""

@@ -1,0 +1,49 @@
+"""The collector's settings while a gateway runs, and their undoing when it stops."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+from beamclaw_gateway import GatewayRuntime
+from beamclaw_gateway.gc_tuning import GcTuning
+
+from .conftest import gateway_config
+
+
+def test_apply_then_undo_leaves_the_collector_as_it_was() -> None:
+    before = gc.get_threshold()
+    tuning = GcTuning(threshold=12_345, freeze=True)
+    tuning.apply()
+    try:
+        assert gc.get_threshold() == (12_345, *before[1:])
+        assert gc.get_freeze_count() > 0  # what start-up built is out of the passes
+        tuning.apply()  # once only: a second call must not record the tuned values
+    finally:
+        tuning.undo()
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0
+    tuning.undo()  # idempotent
+    assert gc.get_threshold() == before
+
+
+def test_zero_and_false_keep_the_interpreters_settings() -> None:
+    before = gc.get_threshold()
+    tuning = GcTuning(threshold=0, freeze=False)
+    tuning.apply()
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+    tuning.undo()
+    assert gc.get_threshold() == before
+
+
+async def test_a_gateway_tunes_the_collector_while_it_runs(beamclaw_home: Path) -> None:
+    before = gc.get_threshold()
+    config = gateway_config(gc_threshold=20_000)
+    runtime = GatewayRuntime(config, home=beamclaw_home)
+    await runtime.start()
+    try:
+        assert gc.get_threshold()[0] == 20_000
+        assert gc.get_freeze_count() > 0
+    finally:
+        await runtime.stop()
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
