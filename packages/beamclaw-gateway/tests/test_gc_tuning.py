@@ -36,6 +36,18 @@ def test_zero_and_false_keep_the_interpreters_settings() -> None:
     assert gc.get_threshold() == before
 
 
+def test_overlapping_tunings_restore_the_interpreters_settings_last() -> None:
+    before = gc.get_threshold()
+    first = GcTuning(threshold=11_111, freeze=True)
+    second = GcTuning(threshold=22_222, freeze=True)
+    first.apply()
+    second.apply()
+    first.undo()  # the first gateway stops while the second still runs
+    assert gc.get_threshold()[0] == 22_222 and gc.get_freeze_count() > 0
+    second.undo()
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
 async def test_a_gateway_tunes_the_collector_while_it_runs(beamclaw_home: Path) -> None:
     before = gc.get_threshold()
     config = gateway_config(gc_threshold=20_000)

@@ -13,8 +13,9 @@ of them the modules, schemas and app built at start-up, which never become garba
 * ``gc.freeze()`` once start-up is done (``[gateway] gc_freeze``): what is alive then
   moves to the permanent generation, which no pass walks.
 
-:meth:`GcTuning.undo` restores the thresholds it found and unfreezes, so a process that
-runs several gateways one after another (a test run) does not keep their objects.
+:meth:`GcTuning.undo` of the last tuning still applied restores the thresholds the first
+one found and unfreezes, so a process that runs several gateways (a test run) keeps
+neither their objects nor their settings.
 """
 
 from __future__ import annotations
@@ -25,34 +26,45 @@ __all__ = ["GcTuning"]
 
 
 class GcTuning:
-    """Collector settings applied by :meth:`apply` and taken back by :meth:`undo`."""
+    """Collector settings applied by :meth:`apply` and taken back by :meth:`undo`.
+
+    The settings are the process's, so tunings nest: the first one applied records what
+    it found, and the interpreter's settings come back when the last one is undone
+    (gateways started and stopped in any order in one process)."""
 
     def __init__(self, *, threshold: int, freeze: bool) -> None:
         self.threshold = threshold
         """Young-generation threshold; 0 keeps the interpreter's."""
         self.freeze = freeze
-        self._previous: tuple[int, int, int] | None = None
-        self._frozen = False
+        self._applied = False
 
     def apply(self) -> None:
         """Call once start-up is done (idempotent until :meth:`undo`)."""
-        if self._previous is not None:
+        if self._applied:
             return
-        self._previous = gc.get_threshold()
+        self._applied = True
+        if not _ACTIVE:
+            _SAVED[:] = [gc.get_threshold()]
+        _ACTIVE.append(self)
         if self.threshold:
-            _young, middle, old = self._previous
+            _young, middle, old = gc.get_threshold()
             gc.set_threshold(self.threshold, middle, old)
         if self.freeze:
             gc.collect()  # garbage left by start-up is freed, not frozen
             gc.freeze()
-            self._frozen = True
 
     def undo(self) -> None:
-        """Restore the thresholds found by :meth:`apply` and unfreeze what it froze."""
-        if self._previous is None:
+        """Take this tuning back; the last one restores what the first one found."""
+        if not self._applied:
             return
-        gc.set_threshold(*self._previous)
-        self._previous = None
-        if self._frozen:
+        self._applied = False
+        _ACTIVE.remove(self)
+        if not _ACTIVE:
+            gc.set_threshold(*_SAVED.pop())
             gc.unfreeze()
-            self._frozen = False
+
+
+_ACTIVE: list[GcTuning] = []
+"""Tunings applied and not undone, in order."""
+_SAVED: list[tuple[int, int, int]] = []
+"""The interpreter's thresholds found by the first tuning applied."""
