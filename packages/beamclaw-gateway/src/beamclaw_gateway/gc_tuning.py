@@ -36,13 +36,11 @@ class GcTuning:
         self.threshold = threshold
         """Young-generation threshold; 0 keeps the interpreter's."""
         self.freeze = freeze
-        self._applied = False
 
     def apply(self) -> None:
         """Call once start-up is done (idempotent until :meth:`undo`)."""
-        if self._applied:
+        if self in _ACTIVE:
             return
-        self._applied = True
         if not _ACTIVE:
             _SAVED[:] = [gc.get_threshold()]
         _ACTIVE.append(self)
@@ -55,9 +53,8 @@ class GcTuning:
 
     def undo(self) -> None:
         """Take this tuning back; the last one restores what the first one found."""
-        if not self._applied:
+        if self not in _ACTIVE:
             return
-        self._applied = False
         _ACTIVE.remove(self)
         if not _ACTIVE:
             gc.set_threshold(*_SAVED.pop())
