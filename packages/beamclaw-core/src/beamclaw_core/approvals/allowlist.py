@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from loguru import logger
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
@@ -118,7 +117,6 @@ class AlwaysAllowlist:
         async with self._writing:
             stored = await self.db.write(work, small=True)
             self._tools[agent_id, user_id] = self.tools(agent_id, user_id) | {tool}
-        logger.info("{} always allowed {} for agent {}", user_id, tool, agent_id)
         return stored
 
     async def list(
@@ -154,8 +152,6 @@ class AlwaysAllowlist:
                 self._tools[agent_id, user_id] = left
             else:
                 self._tools.pop((agent_id, user_id), None)
-        if removed:
-            logger.info("{} revoked always-allowed {} for agent {}", user_id, tool or "*", agent_id)
         return removed
 
 
