@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from pathlib import Path
 
 from beamclaw_memory import IndexedMemory, MemoryCategory, SearchMode
@@ -271,3 +272,29 @@ async def test_upgrade_to_line_ranges_keeps_rows_and_fills_lines_without_reembed
         await memory.aclose()
     finally:
         await db.dispose()
+
+
+async def test_a_settled_workspace_still_sees_edits_and_deletions(
+    make_service: ServiceFactory, tmp_path: Path, clock: FakeClock
+) -> None:
+    clock.now = time.time()  # files aged an hour are settled for this clock
+    memory = make_service()
+    ws = workspace(tmp_path)
+    for path in ws.rglob("*.md"):
+        age(path)
+    first = await memory.index_workspace(AGENT)
+    assert first.sources_changed == 3
+    again = await memory.index_workspace(AGENT)
+    assert (again.sources_unchanged, again.chunks_written) == (3, 0)
+    md = ws / "MEMORY.md"
+    md.write_text("# Car\nDrives a red Fiat Panda.\n", encoding="utf-8")
+    age(md)  # an edit whose mtime is old too: only its stat moved
+    edited = await memory.index_workspace(AGENT)
+    assert (edited.sources_changed, edited.sources_unchanged) == (1, 2)
+    assert (await memory.search(AGENT, "Fiat Panda")).hits[0].source == "file:MEMORY.md"
+    assert (await memory.search(AGENT, "Marta Kraków")).hits == ()
+    (ws / "memory" / "2024-03-01.md").unlink()
+    removed = await memory.index_workspace(AGENT)
+    assert removed.sources_removed == 1
+    assert (await memory.search(AGENT, "coffee harbour")).hits == ()
+    await memory.aclose()

@@ -11,7 +11,9 @@ Invariants:
   on the same database are found.
 * Workspace indexing passes of one agent run one at a time (a tool's write and a search
   may start one together): each reads the recorded source states the previous one left,
-  so a file is never chunked, written or embedded twice for one change.
+  so a file is never chunked, written or embedded twice for one change. A pass whose
+  files all have the stats a completed pass of this process left (settled: modified more
+  than the racy window before it) reads nothing else, not even the database.
   ``index_totals`` sums every pass's :class:`IndexReport`, the seam that shows how much
   indexing work was done.
 * After the embedding endpoint fails, searches use keyword ranking without calling it
@@ -107,6 +109,9 @@ class IndexedMemory:
         self._indexes: dict[str, AgentIndex] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._indexing: dict[str, asyncio.Lock] = {}
+        self._settled: dict[tuple[str, Path], Fingerprint] = {}
+        """Per workspace: the file stats a completed pass found settled (older than the
+        racy window); the next pass with the same stats skips the database."""
         self.index_totals = IndexReport(passes=0)
         """Every workspace indexing pass of this service, summed."""
         self._embed_blocked_until = 0.0
@@ -408,6 +413,10 @@ class IndexedMemory:
 
     async def _index_workspace(self, agent_id: str, root: Path) -> IndexReport:
         files = workspace_files(root)
+        seen = _fingerprint(files)
+        if seen is not None and self._settled.get((agent_id, root)) == seen[0]:
+            # the same files with the same stats as after a completed, non-racy pass
+            return IndexReport(sources_seen=len(files), sources_unchanged=len(files))
         states = await self.rows.source_states(agent_id, FILE_SOURCE_PREFIX)
         report = _Tally()
         for file in files:
@@ -418,6 +427,10 @@ class IndexedMemory:
             await self._forget_in_index(agent_id, list(removed))
             report.sources_removed += 1
             report.chunks_removed += len(removed)
+        if seen is not None and not report.skipped and self._clock() - seen[1] > _RACY_SECONDS:
+            self._settled[(agent_id, root)] = seen[0]
+        else:
+            self._settled.pop((agent_id, root), None)
         return report.freeze()
 
     async def _index_file(
@@ -573,6 +586,19 @@ class IndexedMemory:
         if self.embedder is not None:
             await self.embedder.aclose()
         await self.rows.aclose()
+
+
+Fingerprint = tuple[tuple[str, int, int], ...]
+
+
+def _fingerprint(files: Sequence[WorkspaceFile]) -> tuple[Fingerprint, float] | None:
+    """``(source, size, mtime_ns)`` of every file and the newest mtime; None if a stat fails."""
+    try:
+        stats = [(f.source, f.path.stat()) for f in files]
+    except OSError:
+        return None
+    newest = max((st.st_mtime for _, st in stats), default=0.0)
+    return tuple((s, st.st_size, st.st_mtime_ns) for s, st in stats), newest
 
 
 def _with_changed(row: MemoryRow, changed_at: float) -> MemoryRow:
