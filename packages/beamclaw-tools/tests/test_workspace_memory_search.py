@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 from beamclaw_memory import Database, IndexedMemory, MemorySettings, create_memory_service
 from beamclaw_memory.testing import HashingEmbedder
@@ -110,3 +111,22 @@ async def test_deleted_daily_log_hits_vanish(memory: IndexedMemory, beamclaw_hom
     gone = await act(t, action="search", query="harbour")
     assert sources(gone) == []
     assert (await memory.search(AGENT, "harbour")).hits == ()
+
+
+async def test_a_write_succeeds_when_indexing_fails(database_url: str, beamclaw_home: Path) -> None:
+    db = Database(database_url)
+    await db.migrate()
+    memory = create_memory_service(MemorySettings(backend="sql"), db)
+    await db.write(lambda conn: conn.execute(sa.text("DROP TABLE memory_sources")))
+    try:
+        t = tool(memory)
+        out = await t.execute({"action": "append", "content": "Likes plums."}, SESSION)
+        assert not out.is_error  # the text is written: the model must not append it again
+        assert out.content.startswith("appended 12 characters to MEMORY.md (not searchable yet:")
+        assert (beamclaw_home / "agents" / AGENT / "MEMORY.md").read_text() == "Likes plums.\n"
+        found = await t.execute({"action": "search", "query": "plums"}, SESSION)
+        assert not found.is_error
+        assert "workspace files were not re-indexed" in found.content
+    finally:
+        await memory.aclose()
+        await db.dispose()

@@ -161,7 +161,10 @@ class MemoryService(Protocol):
     async def index_workspace(self, agent_id: str, workspace: Path | None = None) -> IndexReport:
         """Index MEMORY.md, daily logs and bootstrap files; unchanged files cost nothing.
 
-        ``workspace`` defaults to ``$BEAMCLAW_HOME/agents/<agent_id>``.
+        ``workspace`` defaults to ``$BEAMCLAW_HOME/agents/<agent_id>``. A changed file
+        replaces its own chunks; a deleted file's chunks are removed. Raises
+        :class:`~beamclaw_memory.BeamclawMemoryError` (``StorageError`` when the store
+        fails) or ``OSError``, nothing else.
         """
         ...
 

@@ -34,10 +34,12 @@ import numpy as np
 from beamclaw_memory.backends.rows import MemoryRow, RowStore, SourceState
 from beamclaw_memory.embeddings.client import Embedder
 from beamclaw_memory.errors import (
+    BeamclawMemoryError,
     EmbeddingDimensionError,
     EmbeddingError,
     EmbeddingUnavailableError,
     InvalidMemoryInputError,
+    StorageError,
 )
 from beamclaw_memory.indexing.sources import (
     INDEXER_KEY_PREFIX,
@@ -407,7 +409,14 @@ class IndexedMemory:
         root = workspace if workspace is not None else self.workspace_of(agent_id)
         lock = self._indexing.setdefault(agent_id, asyncio.Lock())
         async with lock:
-            report = await self._index_workspace(agent_id, root)
+            try:
+                report = await self._index_workspace(agent_id, root)
+            except (BeamclawMemoryError, OSError):
+                raise
+            except Exception as exc:  # the row store's driver errors end here
+                raise StorageError(
+                    f"indexing the workspace of {agent_id} failed: {type(exc).__name__}: {exc}"
+                ) from exc
         self.index_totals = self.index_totals.plus(report)
         return report
 
