@@ -9,6 +9,7 @@ hits vanish.
 from __future__ import annotations
 
 import datetime as dt
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -16,8 +17,14 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from beamclaw_memory import Database, IndexedMemory, MemorySettings, create_memory_service
-from beamclaw_memory.testing import HashingEmbedder
+from beamclaw_memory import (
+    Database,
+    EmbeddingSettings,
+    IndexedMemory,
+    MemorySettings,
+    create_memory_service,
+)
+from beamclaw_memory.testing import FakeEmbeddingServer, HashingEmbedder
 from beamclaw_tools import SessionRef, ToolOutput
 from beamclaw_tools.builtin import WorkspaceMemoryTool
 
@@ -130,3 +137,27 @@ async def test_a_write_succeeds_when_indexing_fails(database_url: str, beamclaw_
     finally:
         await memory.aclose()
         await db.dispose()
+
+
+async def test_a_hung_embedding_endpoint_does_not_hold_a_write(
+    database_url: str, beamclaw_home: Path
+) -> None:
+    db = Database(database_url)
+    await db.migrate()
+    async with FakeEmbeddingServer(delay=1.5) as server:
+        cfg = MemorySettings(
+            backend="sql", embeddings=EmbeddingSettings(base_url=server.base_url, model="m")
+        )
+        memory = create_memory_service(cfg, db)
+        t = WorkspaceMemoryTool(memory, index_budget_seconds=0.2)
+        started = time.monotonic()
+        out = await t.execute({"action": "append", "content": "Likes plums."}, SESSION)
+        assert time.monotonic() - started < 1.2  # the budget, not the endpoint
+        assert not out.is_error
+        assert "not re-indexed within 0.2 s" in out.content
+        assert (beamclaw_home / "agents" / AGENT / "MEMORY.md").read_text() == "Likes plums.\n"
+        server.delay = 0.0  # the endpoint recovers: the next search finishes the job
+        found = await t.execute({"action": "search", "query": "plums"}, SESSION)
+        assert sources(found) == ["file:MEMORY.md"]
+        await memory.aclose()
+    await db.dispose()

@@ -28,7 +28,7 @@ from pydantic import Field
 from beamclaw_memory import MemoryService
 from beamclaw_tools.base import ToolArgs, TypedTool, make_definition
 from beamclaw_tools.builtin.files import write_atomic
-from beamclaw_tools.builtin.memory_index import refresh_index
+from beamclaw_tools.builtin.memory_index import INDEX_BUDGET_SECONDS, refresh_index
 from beamclaw_tools.errors import InvalidAgentIdError, PathOutsideRootsError
 from beamclaw_tools.paths import WorkspaceRoots, agent_workspace
 from beamclaw_tools.types import SessionRef, ToolOutput
@@ -80,9 +80,12 @@ class WorkspaceMemoryTool(TypedTool[WorkspaceMemoryArgs]):
         self,
         memory: MemoryService | None = None,
         today: Callable[[], dt.date] = dt.date.today,
+        *,
+        index_budget_seconds: float = INDEX_BUDGET_SECONDS,
     ) -> None:
         self._memory = memory
         self._today = today
+        self._index_budget = index_budget_seconds
         super().__init__(
             WorkspaceMemoryArgs,
             make_definition(
@@ -117,7 +120,9 @@ class WorkspaceMemoryTool(TypedTool[WorkspaceMemoryArgs]):
         except OSError as e:
             return ToolOutput.error(f"workspace_memory {action} failed: {e.strerror or e}")
         if action in _WRITES and not out.is_error and self._memory is not None:
-            note = await refresh_index(self._memory, session.agent_id, root)
+            note = await refresh_index(
+                self._memory, session.agent_id, root, budget=self._index_budget
+            )
             if note is not None:
                 return ToolOutput.ok(f"{out.content} (not searchable yet: {note})")
         return out
@@ -202,7 +207,7 @@ class WorkspaceMemoryTool(TypedTool[WorkspaceMemoryArgs]):
             return ToolOutput.error("memory search is not configured")
         if not args.query or not args.query.strip():
             return ToolOutput.error("action 'search' needs 'query'")
-        note = await refresh_index(self._memory, session.agent_id, root)
+        note = await refresh_index(self._memory, session.agent_id, root, budget=self._index_budget)
         result = await self._memory.search(session.agent_id, args.query, limit=args.limit)
         lines = [
             f"{i}. [{hit.category.value}] {hit.origin} (score {hit.score:.3f})\n   {hit.text}"
