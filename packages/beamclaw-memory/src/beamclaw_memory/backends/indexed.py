@@ -41,6 +41,7 @@ from beamclaw_memory.errors import (
     InvalidMemoryInputError,
     StorageError,
 )
+from beamclaw_memory.indexing.settled import RACY_SECONDS, SettledWorkspaces, fingerprint
 from beamclaw_memory.indexing.sources import (
     INDEXER_KEY_PREFIX,
     SESSION_SOURCE_PREFIX,
@@ -70,8 +71,6 @@ from beamclaw_obs import EventType, beamclaw_home, emit
 
 _AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 NO_PROVIDER = "no embedding provider configured"
-# a stat shortcut is only trusted for files last modified this long before indexing
-_RACY_SECONDS = 2.0
 
 
 def _check_agent(agent_id: str) -> None:
@@ -111,9 +110,7 @@ class IndexedMemory:
         self._indexes: dict[str, AgentIndex] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._indexing: dict[str, asyncio.Lock] = {}
-        self._settled: dict[tuple[str, Path], Fingerprint] = {}
-        """Per workspace: the file stats a completed pass found settled (older than the
-        racy window); the next pass with the same stats skips the database."""
+        self._settled = SettledWorkspaces()
         self.index_totals = IndexReport(passes=0)
         """Every workspace indexing pass of this service, summed."""
         self._embed_blocked_until = 0.0
@@ -422,9 +419,8 @@ class IndexedMemory:
 
     async def _index_workspace(self, agent_id: str, root: Path) -> IndexReport:
         files = workspace_files(root)
-        seen = _fingerprint(files)
-        if seen is not None and self._settled.get((agent_id, root)) == seen[0]:
-            # the same files with the same stats as after a completed, non-racy pass
+        seen = fingerprint(files)
+        if seen is not None and self._settled.unchanged((agent_id, root), seen[0]):
             return IndexReport(sources_seen=len(files), sources_unchanged=len(files))
         states = await self.rows.source_states(agent_id, FILE_SOURCE_PREFIX)
         report = _Tally()
@@ -436,10 +432,10 @@ class IndexedMemory:
             await self._forget_in_index(agent_id, list(removed))
             report.sources_removed += 1
             report.chunks_removed += len(removed)
-        if seen is not None and not report.skipped and self._clock() - seen[1] > _RACY_SECONDS:
-            self._settled[(agent_id, root)] = seen[0]
-        else:
-            self._settled.pop((agent_id, root), None)
+        if seen is not None:
+            self._settled.record(
+                (agent_id, root), *seen, self._clock(), complete=not report.skipped
+            )
         return report.freeze()
 
     async def _index_file(
@@ -452,7 +448,7 @@ class IndexedMemory:
                 state is not None
                 and state.size == stat.st_size
                 and state.mtime_ns == stat.st_mtime_ns
-                and state.indexed_at - stat.st_mtime > _RACY_SECONDS
+                and state.indexed_at - stat.st_mtime > RACY_SECONDS
             ):
                 report.sources_unchanged += 1
                 return
@@ -595,19 +591,6 @@ class IndexedMemory:
         if self.embedder is not None:
             await self.embedder.aclose()
         await self.rows.aclose()
-
-
-Fingerprint = tuple[tuple[str, int, int], ...]
-
-
-def _fingerprint(files: Sequence[WorkspaceFile]) -> tuple[Fingerprint, float] | None:
-    """``(source, size, mtime_ns)`` of every file and the newest mtime; None if a stat fails."""
-    try:
-        stats = [(f.source, f.path.stat()) for f in files]
-    except OSError:
-        return None
-    newest = max((st.st_mtime for _, st in stats), default=0.0)
-    return tuple((s, st.st_size, st.st_mtime_ns) for s, st in stats), newest
 
 
 def _with_changed(row: MemoryRow, changed_at: float) -> MemoryRow:
