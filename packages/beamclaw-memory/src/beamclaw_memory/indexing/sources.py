@@ -119,6 +119,16 @@ def markdown_pieces(text: str, size: int, overlap: int) -> list[tuple[str, Lines
     flat = "\n".join(text.splitlines())
     out: list[tuple[str, Lines | None]] = []
     section_at = 0
+    counted, line = 0, 1  # line number at offset ``counted``; offsets only move forward
+
+    def line_of(offset: int) -> int:
+        nonlocal counted, line
+        if offset < counted:  # never for chunks found in order; correct regardless
+            return flat.count("\n", 0, offset) + 1
+        line += flat.count("\n", counted, offset)
+        counted = offset
+        return line
+
     for section in split_sections(text):
         found = flat.find(section.text, section_at)
         base = found if found >= 0 else None
@@ -130,7 +140,7 @@ def markdown_pieces(text: str, size: int, overlap: int) -> list[tuple[str, Lines
             offset = section.text.find(piece, piece_at)
             if base is not None and offset >= 0:
                 piece_at = offset + 1
-                first = flat.count("\n", 0, base + offset) + 1
+                first = line_of(base + offset)
                 lines = (first, first + piece.count("\n"))
             # later pieces of a long section keep their heading as context
             if i > 0 and section.heading and not piece.startswith("#"):
