@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import time
 from pathlib import Path
 
 from beamclaw_memory import IndexedMemory, MemoryCategory, SearchMode
+from beamclaw_memory.indexing import content_hash, file_pieces
 from beamclaw_memory.testing import HashingEmbedder
 
 from .conftest import FakeClock, ServiceFactory
@@ -140,4 +143,158 @@ async def test_temporal_decay_prefers_recent_daily_logs(
     ]
     assert hits[-1].key == "old"
     assert hits[-1].score < 0.1
+    await memory.aclose()
+
+
+def test_file_pieces_carry_the_lines_they_cover() -> None:
+    text = (
+        "Preamble line.\r\n\r\n# Work\r\nWorks at Acme.\r\n\r\n"
+        "## Projects\r\n" + "\r\n".join(f"Telemetry item {i} shipped." for i in range(12)) + "\r\n"
+    )
+    pieces = file_pieces("MEMORY.md", text, size=120, overlap=0)
+    lines = text.splitlines()
+    assert pieces[0].lines == (1, 1) and pieces[0].text == "Preamble line."
+    assert pieces[1].lines == (3, 4) and pieces[1].text == "# Work\nWorks at Acme."
+    later = [p for p in pieces if p.text.startswith("[Work > Projects] ")]
+    assert later, "a long section is cut into several chunks"
+    for piece in pieces[2:]:
+        assert piece.lines is not None
+        first, last = piece.lines
+        body = piece.text.removeprefix("[Work > Projects] ")
+        assert body == "\n".join(lines[first - 1 : last]).strip()
+    assert pieces[-1].lines is not None and pieces[-1].lines[1] == len(lines)
+    assert all(p.key.startswith("@file/MEMORY.md#") for p in pieces)
+
+
+async def test_moved_chunks_get_new_lines_without_reembedding(
+    make_service: ServiceFactory, tmp_path: Path
+) -> None:
+    embedder = HashingEmbedder()
+    memory = make_service(embedder=embedder)
+    ws = workspace(tmp_path)
+    await memory.index_workspace(AGENT)
+    family = (await memory.search(AGENT, "Kraków sister")).hits[0]
+    assert (family.source, family.lines, family.origin) == (
+        "file:MEMORY.md",
+        (4, 5),
+        "MEMORY.md lines 4-5",
+    )
+    embedded = embedder.texts_embedded
+    md = ws / "MEMORY.md"
+    md.write_text("Curated by hand.\n\n" + md.read_text(encoding="utf-8"), encoding="utf-8")
+    report = await memory.index_workspace(AGENT)
+    assert (report.sources_changed, report.chunks_written, report.chunks_removed) == (1, 1, 0)
+    assert embedder.texts_embedded == embedded + 1  # the new paragraph only
+    moved = (await memory.search(AGENT, "Kraków sister")).hits[0]
+    assert moved.key == family.key
+    assert moved.lines == (6, 7)
+    # another process on the same rows sees the new lines too
+    if memory.rows.__class__.__name__ == "SqlRowStore":
+        other = make_service(embedder=HashingEmbedder())
+        assert (await other.search(AGENT, "Kraków sister")).hits[0].lines == (6, 7)
+        await other.aclose()
+    await memory.aclose()
+
+
+async def test_concurrent_passes_index_one_change_once(
+    make_service: ServiceFactory, tmp_path: Path
+) -> None:
+    embedder = HashingEmbedder()
+    memory = make_service(embedder=embedder)
+    workspace(tmp_path)
+    reports = await asyncio.gather(*(memory.index_workspace(AGENT) for _ in range(3)))
+    written = [r.chunks_written for r in reports]
+    assert sum(written) == max(written) > 0  # one pass did the work, the others found it done
+    assert embedder.texts_embedded == sum(written)
+    totals = memory.index_totals
+    assert (totals.passes, totals.sources_changed, totals.chunks_written) == (3, 3, sum(written))
+    await memory.aclose()
+
+
+async def test_upgrade_to_line_ranges_keeps_rows_and_fills_lines_without_reembedding(
+    database_url: str, tmp_path: Path
+) -> None:
+    from alembic import command
+    from sqlalchemy import Connection, text
+
+    from beamclaw_memory import Database, MemorySettings, create_memory_service
+    from beamclaw_memory.storage import alembic_config, migration_locations
+
+    ws = workspace(tmp_path)
+    (piece,) = file_pieces(
+        "memory/2024-03-01.md", "Met Alice for coffee at the harbour.\n", 1200, 0
+    )
+    db = Database(database_url)
+
+    def at_0002(conn: Connection) -> None:
+        command.upgrade(alembic_config(migration_locations(), conn), "memory_0002")
+        conn.execute(
+            text(
+                "INSERT INTO memory_entries (agent_id, key, value, category, source, "
+                "content_hash, created_at, updated_at, changed_at) VALUES (:a, :k, :v, 'daily', "
+                ":s, :h, 1, 1, 1)"
+            ),
+            {
+                "a": AGENT,
+                "k": piece.key,
+                "v": piece.text,
+                "s": "file:memory/2024-03-01.md",
+                "h": content_hash(piece.text),
+            },
+        )
+        conn.execute(
+            text(
+                "INSERT INTO memory_sources VALUES (:a, 'file:memory/2024-03-01.md', :h, 1, 1, 1)"
+            ),
+            {"a": AGENT, "h": content_hash(piece.text)},
+        )
+
+    try:
+        await db.write(at_0002)
+        await db.migrate()
+        kept = await db.read(
+            lambda c: c.execute(text("SELECT key, line_start FROM memory_entries")).all()
+        )
+        assert [tuple(r) for r in kept] == [(piece.key, None)]
+        sources = await db.read(lambda c: c.execute(text("SELECT * FROM memory_sources")).all())
+        assert sources == []  # forgotten, so the next pass re-reads the file once
+        embedder = HashingEmbedder()
+        memory = create_memory_service(
+            MemorySettings(backend="sql"), db, embedder=embedder, home=ws.parent.parent
+        )
+        report = await memory.index_workspace(AGENT)
+        # the daily log is re-read; its row is kept (no write, no embedding), only its
+        # lines are filled; MEMORY.md (two sections) and SOUL.md are new
+        assert (report.sources_changed, report.chunks_written) == (3, 3)
+        assert embedder.texts_embedded == 3
+        hits = (await memory.search(AGENT, "coffee harbour", mode=SearchMode.KEYWORD)).hits
+        assert (hits[0].key, hits[0].lines) == (piece.key, (1, 1))
+        await memory.aclose()
+    finally:
+        await db.dispose()
+
+
+async def test_a_settled_workspace_still_sees_edits_and_deletions(
+    make_service: ServiceFactory, tmp_path: Path, clock: FakeClock
+) -> None:
+    clock.now = time.time()  # files aged an hour are settled for this clock
+    memory = make_service()
+    ws = workspace(tmp_path)
+    for path in ws.rglob("*.md"):
+        age(path)
+    first = await memory.index_workspace(AGENT)
+    assert first.sources_changed == 3
+    again = await memory.index_workspace(AGENT)
+    assert (again.sources_unchanged, again.chunks_written) == (3, 0)
+    md = ws / "MEMORY.md"
+    md.write_text("# Car\nDrives a red Fiat Panda.\n", encoding="utf-8")
+    age(md)  # an edit whose mtime is old too: only its stat moved
+    edited = await memory.index_workspace(AGENT)
+    assert (edited.sources_changed, edited.sources_unchanged) == (1, 2)
+    assert (await memory.search(AGENT, "Fiat Panda")).hits[0].source == "file:MEMORY.md"
+    assert (await memory.search(AGENT, "Marta Kraków")).hits == ()
+    (ws / "memory" / "2024-03-01.md").unlink()
+    removed = await memory.index_workspace(AGENT)
+    assert removed.sources_removed == 1
+    assert (await memory.search(AGENT, "coffee harbour")).hits == ()
     await memory.aclose()

@@ -2,15 +2,18 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from beamclaw_memory import (
+    IndexReport,
     MemoryCategory,
     MemoryEntry,
     SearchHit,
     SearchMode,
     SearchResult,
+    TranscriptMessage,
 )
 from beamclaw_tools import SessionRef, ToolCall, ToolOutput, ToolResult
 from beamclaw_tools.builtin import WorkspaceMemoryTool
@@ -21,6 +24,7 @@ class FakeMemory:
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, str, int]] = []
+        self.indexed: list[tuple[str, Path | None]] = []
 
     async def store(
         self,
@@ -59,6 +63,18 @@ class FakeMemory:
         return SearchResult(
             hits=(hit,), mode=SearchMode.KEYWORD, degraded_reason="embeddings unavailable"
         )
+
+    async def index_workspace(self, agent_id: str, workspace: Path | None = None) -> IndexReport:
+        self.indexed.append((agent_id, workspace))
+        return IndexReport()
+
+    async def index_transcript(
+        self, agent_id: str, messages: Iterable[TranscriptMessage | tuple[str, int, str, str]]
+    ) -> IndexReport:
+        return IndexReport()
+
+    async def aclose(self) -> None:
+        return None
 
 
 def tool(memory: FakeMemory | None = None) -> WorkspaceMemoryTool:
@@ -161,7 +177,7 @@ async def test_symlinked_memory_file_refused(
     assert (tmp_path / "outside.md").read_text() == "outside"
 
 
-async def test_search(session: SessionRef) -> None:
+async def test_search(session: SessionRef, beamclaw_home: Path) -> None:
     r = await act(tool(), session, action="search", query="tea")
     assert r.is_error
     assert r.content == "memory search is not configured"
@@ -172,6 +188,8 @@ async def test_search(session: SessionRef) -> None:
     assert "pref:tea" in r.content
     assert "likes green tea" in r.content
     assert memory.calls == [("default", "tea", 3)]
+    # the workspace is brought up to date before the search
+    assert memory.indexed == [("default", beamclaw_home / "agents" / "default")]
     r = await act(tool(memory), session, action="search")
     assert r.is_error
     assert "needs 'query'" in r.content

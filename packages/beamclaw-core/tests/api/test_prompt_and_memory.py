@@ -252,6 +252,35 @@ async def test_auto_context_injects_memories_into_the_view_only(
     assert not any(AUTO_CONTEXT_LABEL in m.text for m in history)
 
 
+async def test_auto_context_finds_memory_md_as_it_is_on_disk(
+    make_core: Callable[..., Core],
+) -> None:
+    workspace = beamclaw_home() / "agents" / "default"
+    workspace.mkdir(parents=True)
+    md = workspace / "MEMORY.md"
+    md.write_text("# Pets\nAnn's cat is called Pixel.\n", encoding="utf-8")
+    memory = _memory()
+    provider = ScriptedProvider([Reply("Pixel!"), Reply("Mochi!")])
+    core = make_core(
+        provider,
+        memory=memory,
+        memory_settings=MemorySettings(auto_context=True, auto_context_limit=2),
+    )
+    await core.start(maintenance=False)
+
+    def injected() -> str:
+        system = [m.text for m in provider.calls[-1].messages if m.role is Role.SYSTEM]
+        return "\n".join(t for t in system if t.startswith(AUTO_CONTEXT_LABEL))
+
+    assert await (await core.send(ADDR, "What is my cat called?")).text() == "Pixel!"
+    assert "(core: MEMORY.md lines 1-2, " in injected()
+    assert "# Pets Ann's cat is called Pixel." in injected()
+    md.write_text("# Pets\nAnn's cat is now called Mochi.\n", encoding="utf-8")  # an editor
+    assert await (await core.send(ADDR, "And the cat's name now?")).text() == "Mochi!"
+    assert "Mochi" in injected()
+    assert "Pixel." not in injected()
+
+
 async def test_finished_turns_are_indexed_in_the_background(
     make_core: Callable[..., Core],
 ) -> None:

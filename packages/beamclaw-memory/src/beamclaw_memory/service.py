@@ -13,6 +13,9 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
+FILE_SOURCE_PREFIX = "file:"
+"""Source of a workspace file's chunks: ``file:MEMORY.md``, ``file:memory/2026-03-04.md``."""
+
 
 class MemoryCategory(enum.StrEnum):
     CORE = "core"
@@ -46,7 +49,25 @@ class SearchHit(BaseModel):
     score: float
     category: MemoryCategory
     source: str | None = None
+    """Where the text came from: ``file:<path in the workspace>``, ``session:<id>`` or the
+    source given to ``store``."""
     updated_at: float | None = None
+    lines: tuple[int, int] | None = None
+    """First and last line (1-based, inclusive) of the text in its file (file chunks only)."""
+
+    @property
+    def origin(self) -> str:
+        """Where the hit came from, for people and models: ``MEMORY.md lines 3-5``,
+        ``memory/2026-03-04.md line 2``, ``session:<id>`` (else its key)."""
+        if self.source is None:
+            return self.key
+        if not self.source.startswith(FILE_SOURCE_PREFIX):
+            return self.source
+        name = self.source.removeprefix(FILE_SOURCE_PREFIX)
+        if self.lines is None:
+            return name
+        first, last = self.lines
+        return f"{name} line {first}" if first == last else f"{name} lines {first}-{last}"
 
 
 class SearchResult(BaseModel):
@@ -70,10 +91,11 @@ class TranscriptMessage(BaseModel):
 
 
 class IndexReport(BaseModel):
-    """What one indexing pass did."""
+    """What one indexing pass did (or, summed with :meth:`plus`, several passes)."""
 
     model_config = ConfigDict(frozen=True)
 
+    passes: int = 1
     sources_seen: int = 0
     sources_changed: int = 0
     sources_unchanged: int = 0
@@ -85,6 +107,20 @@ class IndexReport(BaseModel):
     """Why chunks were indexed without vectors (they are embedded at a later search)."""
     skipped: tuple[str, ...] = ()
     """Sources not (fully) indexed, with the reason."""
+
+    def plus(self, other: IndexReport) -> IndexReport:
+        """The counts of both reports added (the latest embedding error, no skip list)."""
+        return IndexReport(
+            passes=self.passes + other.passes,
+            sources_seen=self.sources_seen + other.sources_seen,
+            sources_changed=self.sources_changed + other.sources_changed,
+            sources_unchanged=self.sources_unchanged + other.sources_unchanged,
+            sources_removed=self.sources_removed + other.sources_removed,
+            chunks_written=self.chunks_written + other.chunks_written,
+            chunks_removed=self.chunks_removed + other.chunks_removed,
+            chunks_embedded=self.chunks_embedded + other.chunks_embedded,
+            embedding_error=other.embedding_error or self.embedding_error,
+        )
 
 
 @runtime_checkable
@@ -125,7 +161,10 @@ class MemoryService(Protocol):
     async def index_workspace(self, agent_id: str, workspace: Path | None = None) -> IndexReport:
         """Index MEMORY.md, daily logs and bootstrap files; unchanged files cost nothing.
 
-        ``workspace`` defaults to ``$BEAMCLAW_HOME/agents/<agent_id>``.
+        ``workspace`` defaults to ``$BEAMCLAW_HOME/agents/<agent_id>``. A changed file
+        replaces its own chunks; a deleted file's chunks are removed. Raises
+        :class:`~beamclaw_memory.BeamclawMemoryError` (``StorageError`` when the store
+        fails) or ``OSError``, nothing else.
         """
         ...
 

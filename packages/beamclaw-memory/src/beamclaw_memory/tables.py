@@ -4,6 +4,7 @@
 ``store`` and the chunks of indexed workspace files and transcripts. ``changed_at`` moves
 forward on every write to a row (value or embedding); together with the row count it is
 the cheap signature a process compares to know its in-memory index is current.
+``line_start``/``line_end`` locate a file chunk in its file (NULL for other rows).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ memory_entries = sa.Table(
     sa.Column("created_at", sa.Float, nullable=False),
     sa.Column("updated_at", sa.Float, nullable=False),
     sa.Column("changed_at", sa.Float, nullable=False),
+    sa.Column("line_start", sa.Integer, nullable=True),
+    sa.Column("line_end", sa.Integer, nullable=True),
 )
 
 embedding_cache = sa.Table(

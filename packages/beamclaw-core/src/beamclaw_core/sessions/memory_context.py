@@ -1,7 +1,9 @@
 """Memory wired into turns (issue 6, docs/memory.md "Wired in").
 
 * :class:`AutoContext` — with ``[memory] auto_context``, the agent's memory is searched
-  with the user's message when a turn's first LLM request is built, and the hits become
+  with the user's message when a turn's first LLM request is built (after one incremental
+  ``index_workspace`` pass, so MEMORY.md and the daily logs are searched as they are on
+  disk, edits made outside the agent included), and the hits become
   one clearly labelled system message of the LLM view. The hits are kept for the rest of
   that turn, so every request of the turn sees the same context (a stable prompt prefix);
   the message is never stored as history.
@@ -50,7 +52,7 @@ def format_auto_context(hits: tuple[SearchHit, ...] | list[SearchHit]) -> str | 
         text = " ".join(hit.text.split())
         if len(text) > MAX_HIT_CHARS:
             text = text[:MAX_HIT_CHARS] + " …"
-        lines.append(f"{n}. ({hit.category.value}: {hit.source or hit.key}{when}) {text}")
+        lines.append(f"{n}. ({hit.category.value}: {hit.origin}{when}) {text}")
     return "\n".join(lines)
 
 
@@ -71,6 +73,10 @@ class AutoContext:
             return cached[1]
         message: Message | None = None
         if text and text.strip():
+            try:
+                await self.memory.index_workspace(agent_id)
+            except Exception as e:  # stale files must not fail a turn; search what is indexed
+                logger.warning("{}: workspace indexing failed: {}", session_id, e)
             try:
                 result = await self.memory.search(agent_id, text, limit=self.limit)
             except Exception as e:  # the protocol never raises; a bug must not fail a turn

@@ -9,6 +9,13 @@ Invariants:
 * Before every search the agent's index is reconciled with the row store (a signature
   query, and a per-key version diff when it differs), so rows written by another process
   on the same database are found.
+* Workspace indexing passes of one agent run one at a time (a tool's write and a search
+  may start one together): each reads the recorded source states the previous one left,
+  so a file is never chunked, written or embedded twice for one change. A pass whose
+  files all have the stats a completed pass of this process left (settled: modified more
+  than the racy window before it) reads nothing else, not even the database.
+  ``index_totals`` sums every pass's :class:`IndexReport`, the seam that shows how much
+  indexing work was done.
 * After the embedding endpoint fails, searches use keyword ranking without calling it
   for ``failure_cooldown_seconds``; rows stored meanwhile are embedded at a later search.
 """
@@ -27,20 +34,22 @@ import numpy as np
 from beamclaw_memory.backends.rows import MemoryRow, RowStore, SourceState
 from beamclaw_memory.embeddings.client import Embedder
 from beamclaw_memory.errors import (
+    BeamclawMemoryError,
     EmbeddingDimensionError,
     EmbeddingError,
     EmbeddingUnavailableError,
     InvalidMemoryInputError,
+    StorageError,
 )
+from beamclaw_memory.indexing.settled import RACY_SECONDS, SettledWorkspaces, fingerprint
 from beamclaw_memory.indexing.sources import (
-    FILE_SOURCE_PREFIX,
     INDEXER_KEY_PREFIX,
     SESSION_SOURCE_PREFIX,
+    Piece,
     WorkspaceFile,
     as_message,
     content_hash,
-    keyed_chunks,
-    markdown_chunks,
+    file_pieces,
     message_chunks,
     workspace_files,
 )
@@ -48,6 +57,7 @@ from beamclaw_memory.search.index import AgentIndex
 from beamclaw_memory.search.ranking import rank
 from beamclaw_memory.search.tokenizer import Tokenizer
 from beamclaw_memory.service import (
+    FILE_SOURCE_PREFIX,
     IndexReport,
     MemoryCategory,
     MemoryEntry,
@@ -61,8 +71,6 @@ from beamclaw_obs import EventType, beamclaw_home, emit
 
 _AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 NO_PROVIDER = "no embedding provider configured"
-# a stat shortcut is only trusted for files last modified this long before indexing
-_RACY_SECONDS = 2.0
 
 
 def _check_agent(agent_id: str) -> None:
@@ -101,6 +109,10 @@ class IndexedMemory:
         self._tokenizer = Tokenizer(self.settings.search.stopwords)
         self._indexes: dict[str, AgentIndex] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._indexing: dict[str, asyncio.Lock] = {}
+        self._settled = SettledWorkspaces()
+        self.index_totals = IndexReport(passes=0)
+        """Every workspace indexing pass of this service, summed."""
         self._embed_blocked_until = 0.0
         self._embed_failure = ""
 
@@ -258,6 +270,7 @@ class IndexedMemory:
                 category=doc.category,
                 source=doc.source,
                 updated_at=doc.updated_at,
+                lines=doc.lines,
             )
             for doc, score in ((index.doc(slot), score) for slot, score in ranked)
         )
@@ -391,7 +404,24 @@ class IndexedMemory:
     async def index_workspace(self, agent_id: str, workspace: Path | None = None) -> IndexReport:
         _check_agent(agent_id)
         root = workspace if workspace is not None else self.workspace_of(agent_id)
-        files = workspace_files(root) if root.is_dir() else []
+        lock = self._indexing.setdefault(agent_id, asyncio.Lock())
+        async with lock:
+            try:
+                report = await self._index_workspace(agent_id, root)
+            except (BeamclawMemoryError, OSError):
+                raise
+            except Exception as exc:  # the row store's driver errors end here
+                raise StorageError(
+                    f"indexing the workspace of {agent_id} failed: {type(exc).__name__}: {exc}"
+                ) from exc
+        self.index_totals = self.index_totals.plus(report)
+        return report
+
+    async def _index_workspace(self, agent_id: str, root: Path) -> IndexReport:
+        files = workspace_files(root)
+        seen = fingerprint(files)
+        if seen is not None and self._settled.unchanged((agent_id, root), seen[0]):
+            return IndexReport(sources_seen=len(files), sources_unchanged=len(files))
         states = await self.rows.source_states(agent_id, FILE_SOURCE_PREFIX)
         report = _Tally()
         for file in files:
@@ -402,6 +432,10 @@ class IndexedMemory:
             await self._forget_in_index(agent_id, list(removed))
             report.sources_removed += 1
             report.chunks_removed += len(removed)
+        if seen is not None:
+            self._settled.record(
+                (agent_id, root), *seen, self._clock(), complete=not report.skipped
+            )
         return report.freeze()
 
     async def _index_file(
@@ -414,7 +448,7 @@ class IndexedMemory:
                 state is not None
                 and state.size == stat.st_size
                 and state.mtime_ns == stat.st_mtime_ns
-                and state.indexed_at - stat.st_mtime > _RACY_SECONDS
+                and state.indexed_at - stat.st_mtime > RACY_SECONDS
             ):
                 report.sources_unchanged += 1
                 return
@@ -435,21 +469,9 @@ class IndexedMemory:
             report.sources_unchanged += 1
             return
         chunking = self.settings.chunking
-        chunks = keyed_chunks(
-            f"{INDEXER_KEY_PREFIX}file/{file.relpath}",
-            markdown_chunks(text, chunking.size, chunking.overlap),
-        )
+        pieces = file_pieces(file.relpath, text, chunking.size, chunking.overlap)
         stamp = file.dated if file.dated is not None else stat.st_mtime
-        await self._index_chunks(
-            agent_id,
-            file.source,
-            file.category,
-            chunks,
-            stamp,
-            stat.st_mtime,
-            report,
-            prune=True,
-        )
+        await self._index_pieces(agent_id, file, pieces, stamp, stat.st_mtime, report)
         await self.rows.put_source(agent_id, new_state)
         report.sources_changed += 1
 
@@ -497,8 +519,10 @@ class IndexedMemory:
         created_at: float,
         updated_at: float,
         report: _Tally,
+        lines: dict[str, tuple[int, int] | None] | None = None,
     ) -> None:
-        """Embed (when configured) and write ``(source, key, text)`` chunks as rows."""
+        """Embed (when configured) and write ``(source, key, text)`` chunks as rows
+        (``lines``: the line range of each file chunk, by key)."""
         vectors, error = await self._try_embed([t for _, _, t in fresh])
         if error is not None:
             report.embedding_error = error
@@ -514,6 +538,7 @@ class IndexedMemory:
                 updated_at=updated_at,
                 embedding=vectors[i] if vectors else None,
                 embedding_model=model if vectors else None,
+                lines=lines.get(key) if lines is not None else None,
             )
             for i, (source, key, text) in enumerate(fresh)
         ]
@@ -522,27 +547,37 @@ class IndexedMemory:
         report.chunks_written += len(rows)
         report.chunks_embedded += len(rows) if vectors else 0
 
-    async def _index_chunks(
+    async def _index_pieces(
         self,
         agent_id: str,
-        source: str,
-        category: MemoryCategory,
-        chunks: list[tuple[str, str]],
+        file: WorkspaceFile,
+        pieces: list[Piece],
         created_at: float,
         updated_at: float,
         report: _Tally,
-        *,
-        prune: bool,
     ) -> None:
-        """Write the chunks whose content changed; with ``prune`` drop the source's others."""
-        existing = await self.rows.hashes_for_sources(agent_id, [source])
-        fresh = [(source, k, t) for k, t in chunks if existing.get(k) != content_hash(t)]
-        await self._store_chunks(agent_id, category, fresh, created_at, updated_at, report)
-        if prune:
-            keep = {k for k, _ in chunks}
-            stale = [k for k in existing if k not in keep]
-            await self._remove(agent_id, stale)
-            report.chunks_removed += len(stale)
+        """Make the file's rows exactly ``pieces``: new or edited chunks are written (and
+        embedded), chunks that only moved get their new lines (no embedding), the file's
+        other chunks are removed."""
+        existing = await self.rows.hashes_for_sources(agent_id, [file.source])
+        lines = {p.key: p.lines for p in pieces}
+        kept = {p.key for p in pieces if existing.get(p.key) == content_hash(p.text)}
+        fresh = [(file.source, p.key, p.text) for p in pieces if p.key not in kept]
+        await self._store_chunks(
+            agent_id, file.category, fresh, created_at, updated_at, report, lines
+        )
+        if kept:
+            moved = [
+                replace(row, lines=lines[row.key])
+                for row in await self.rows.fetch(agent_id, sorted(kept))
+                if row.lines != lines[row.key]
+            ]
+            if moved:
+                await self._write(agent_id, moved)
+        keep = set(lines)
+        stale = [k for k in existing if k not in keep]
+        await self._remove(agent_id, stale)
+        report.chunks_removed += len(stale)
 
     async def _forget_in_index(self, agent_id: str, keys: list[str]) -> None:
         async with self._lock(agent_id):

@@ -34,6 +34,8 @@ class MemoryRow:
     embedding: np.ndarray | None = None
     embedding_model: str | None = None
     changed_at: float = 0.0
+    lines: tuple[int, int] | None = None
+    """First and last line of a file chunk in its file (None for other rows)."""
 
 
 @dataclass(frozen=True, slots=True)

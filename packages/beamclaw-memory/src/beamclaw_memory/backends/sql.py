@@ -36,6 +36,8 @@ _ROW_COLUMNS = (
     t.c.embedding,
     t.c.embedding_model,
     t.c.changed_at,
+    t.c.line_start,
+    t.c.line_end,
 )
 
 
@@ -52,6 +54,11 @@ def _row(record: Any) -> MemoryRow:
         embedding=from_bytes(blob) if blob is not None else None,
         embedding_model=record.embedding_model if blob is not None else None,
         changed_at=record.changed_at,
+        lines=(
+            (int(record.line_start), int(record.line_end))
+            if record.line_start is not None and record.line_end is not None
+            else None
+        ),
     )
 
 
@@ -88,6 +95,8 @@ def _upsert_entries(dialect: str) -> Any:
                 "embedding_model",
                 "updated_at",
                 "changed_at",
+                "line_start",
+                "line_end",
             )
         },
     )
@@ -120,6 +129,8 @@ class SqlRowStore:
                 "created_at": r.created_at,
                 "updated_at": r.updated_at,
                 "changed_at": self._clock.next(),
+                "line_start": r.lines[0] if r.lines is not None else None,
+                "line_end": r.lines[1] if r.lines is not None else None,
             }
             for r in rows
         ]

@@ -6,7 +6,9 @@ the bootstrap files (``core``). Markdown is split into heading sections, then ea
 into word-boundary chunks.
 
 Chunk keys are derived from content (``@file/<path>#<sha12>``), not position: inserting a
-paragraph adds one key and leaves every other chunk's key, row and embedding alone.
+paragraph adds one key and leaves every other chunk's key, row and embedding alone. A
+chunk's line range (:func:`markdown_pieces`) is position, so it is kept beside the key,
+not in it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from beamclaw_memory.search.chunker import chunk_text, split_sections
-from beamclaw_memory.service import MemoryCategory, TranscriptMessage
+from beamclaw_memory.service import FILE_SOURCE_PREFIX, MemoryCategory, TranscriptMessage
 
 BOOTSTRAP_FILES = (
     "IDENTITY.md",
@@ -32,7 +34,6 @@ BOOTSTRAP_FILES = (
 )
 MEMORY_FILE = "MEMORY.md"
 DAILY_DIR = "memory"
-FILE_SOURCE_PREFIX = "file:"
 SESSION_SOURCE_PREFIX = "session:"
 INDEXER_KEY_PREFIX = "@"
 _DAILY_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\.md$")
@@ -66,8 +67,11 @@ def _daily_timestamp(name: str) -> float | None:
 
 
 def workspace_files(workspace: Path) -> list[WorkspaceFile]:
-    """The indexable files present in ``workspace`` (symlinks leaving it are skipped)."""
+    """The indexable files present in ``workspace`` (symlinks leaving it are skipped;
+    none when it is not a directory)."""
     found: list[WorkspaceFile] = []
+    if not workspace.is_dir():
+        return found
     root = workspace.resolve()
 
     def add(path: Path, category: MemoryCategory, dated: float | None = None) -> None:
@@ -92,29 +96,86 @@ def workspace_files(workspace: Path) -> list[WorkspaceFile]:
     return found
 
 
-def markdown_chunks(text: str, size: int, overlap: int) -> list[str]:
-    """Heading sections of ``text``, each cut into word-boundary chunks."""
-    chunks: list[str] = []
+Lines = tuple[int, int]
+"""First and last line of a chunk in its file, 1-based and inclusive."""
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """One chunk of a file: its text, content-derived key and line range."""
+
+    key: str
+    text: str
+    lines: Lines | None
+
+
+def markdown_pieces(text: str, size: int, overlap: int) -> list[tuple[str, Lines | None]]:
+    """Heading sections of ``text``, each cut into word-boundary chunks, with the lines
+    each chunk covers (numbered as ``str.splitlines`` counts them, as editors do).
+
+    Chunks are exact substrings of the file (sections and chunks only strip and cut), so
+    each is found after its predecessor; ``None`` only if that search fails.
+    """
+    flat = "\n".join(text.splitlines())
+    out: list[tuple[str, Lines | None]] = []
+    section_at = 0
+    counted, line = 0, 1  # line number at offset ``counted``; offsets only move forward
+
+    def line_of(offset: int) -> int:
+        nonlocal counted, line
+        if offset < counted:  # never for chunks found in order; correct regardless
+            return flat.count("\n", 0, offset) + 1
+        line += flat.count("\n", counted, offset)
+        counted = offset
+        return line
+
     for section in split_sections(text):
-        pieces = chunk_text(section.text, size, overlap)
-        for i, piece in enumerate(pieces):
+        found = flat.find(section.text, section_at)
+        base = found if found >= 0 else None
+        if found >= 0:
+            section_at = found + len(section.text)
+        piece_at = 0
+        for i, piece in enumerate(chunk_text(section.text, size, overlap)):
+            lines: Lines | None = None
+            offset = section.text.find(piece, piece_at)
+            if base is not None and offset >= 0:
+                piece_at = offset + 1
+                first = line_of(base + offset)
+                lines = (first, first + piece.count("\n"))
             # later pieces of a long section keep their heading as context
             if i > 0 and section.heading and not piece.startswith("#"):
                 piece = f"[{section.heading}] {piece}"
-            chunks.append(piece)
-    return chunks
+            out.append((piece, lines))
+    return out
+
+
+def markdown_chunks(text: str, size: int, overlap: int) -> list[str]:
+    """Heading sections of ``text``, each cut into word-boundary chunks."""
+    return [piece for piece, _ in markdown_pieces(text, size, overlap)]
+
+
+def _content_keys(prefix: str, texts: Iterable[str]) -> list[str]:
+    keys: list[str] = []
+    seen: dict[str, int] = {}
+    for text in texts:
+        digest = content_hash(text)[:12]
+        n = seen.get(digest, 0) + 1
+        seen[digest] = n
+        keys.append(f"{prefix}#{digest}" + (f"~{n}" if n > 1 else ""))
+    return keys
 
 
 def keyed_chunks(prefix: str, chunks: Iterable[str]) -> list[tuple[str, str]]:
     """``(key, text)`` pairs with content-derived keys; repeats get ``~2``, ``~3`` …"""
-    out: list[tuple[str, str]] = []
-    seen: dict[str, int] = {}
-    for text in chunks:
-        digest = content_hash(text)[:12]
-        n = seen.get(digest, 0) + 1
-        seen[digest] = n
-        out.append((f"{prefix}#{digest}" + (f"~{n}" if n > 1 else ""), text))
-    return out
+    texts = list(chunks)
+    return list(zip(_content_keys(prefix, texts), texts, strict=True))
+
+
+def file_pieces(relpath: str, text: str, size: int, overlap: int) -> list[Piece]:
+    """The keyed, line-numbered chunks of the workspace file ``relpath``."""
+    pieces = markdown_pieces(text, size, overlap)
+    keys = _content_keys(f"{INDEXER_KEY_PREFIX}file/{relpath}", (p for p, _ in pieces))
+    return [Piece(k, p, lines) for k, (p, lines) in zip(keys, pieces, strict=True)]
 
 
 def as_message(item: TranscriptMessage | tuple[str, int, str, str]) -> TranscriptMessage:

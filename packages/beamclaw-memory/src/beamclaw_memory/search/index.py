@@ -33,6 +33,7 @@ class IndexedDoc:
     updated_at: float
     content_hash: str
     terms: frozenset[str]
+    lines: tuple[int, int] | None = None
 
 
 class AgentIndex:
@@ -88,6 +89,7 @@ class AgentIndex:
             updated_at=row.updated_at,
             content_hash=row.content_hash,
             terms=terms,
+            lines=row.lines,
         )
         self._set_code(slot, _CATEGORY_CODES[row.category])
         self.versions[row.key] = row.changed_at

@@ -1,7 +1,8 @@
 """``memory_search`` and ``memory_store``: the agent's searchable memory as tools.
 
 ``memory_search`` first brings the agent's workspace index up to date (MEMORY.md, daily
-logs, bootstrap files; unchanged files cost nothing), then searches. It never fails
+logs, bootstrap files; unchanged files cost nothing; :mod:`.memory_index`), then searches;
+each hit names its origin (file and lines, session, or key). It never fails
 because embeddings are unavailable: the memory service degrades to keyword search and the
 output says so. ``memory_store`` records a fact (category ``core`` unless told otherwise)
 with the calling session as its source. Both run at ``read_only`` autonomy without
@@ -22,6 +23,7 @@ from beamclaw_memory import (
     SearchMode,
 )
 from beamclaw_tools.base import ToolArgs, TypedTool, make_definition
+from beamclaw_tools.builtin.memory_index import refresh_index
 from beamclaw_tools.types import SessionRef, Tool, ToolOutput
 
 MAX_HIT_CHARS = 1200
@@ -67,11 +69,8 @@ class MemorySearchTool(TypedTool[MemorySearchArgs]):
         self._memory = memory
 
     async def run(self, args: MemorySearchArgs, session: SessionRef) -> ToolOutput:
-        notes: list[str] = []
-        try:
-            await self._memory.index_workspace(session.agent_id, session.workspace)
-        except (BeamclawMemoryError, OSError) as exc:
-            notes.append(f"workspace files were not re-indexed: {exc}")
+        note = await refresh_index(self._memory, session.agent_id, session.workspace)
+        notes = [note] if note is not None else []
         result = await self._memory.search(
             session.agent_id,
             args.query,
@@ -85,8 +84,9 @@ class MemorySearchTool(TypedTool[MemorySearchArgs]):
         lines.extend(f"note: {n}" for n in notes)
         for i, hit in enumerate(result.hits, start=1):
             text = hit.text if len(hit.text) <= MAX_HIT_CHARS else hit.text[:MAX_HIT_CHARS] + "…"
-            origin = hit.source or hit.key
-            lines.append(f"[{i}] score {hit.score:.2f} · {hit.category.value} · {origin}\n{text}")
+            lines.append(
+                f"[{i}] score {hit.score:.2f} · {hit.category.value} · {hit.origin}\n{text}"
+            )
         return ToolOutput(
             content="\n\n".join(lines),
             structured={
@@ -98,6 +98,7 @@ class MemorySearchTool(TypedTool[MemorySearchArgs]):
                         "score": h.score,
                         "category": h.category.value,
                         "source": h.source,
+                        "lines": list(h.lines) if h.lines is not None else None,
                         "text": h.text[:MAX_HIT_CHARS],
                     }
                     for h in result.hits

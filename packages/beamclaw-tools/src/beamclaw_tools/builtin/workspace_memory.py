@@ -8,6 +8,11 @@ Actions: ``read`` / ``append`` / ``replace`` (MEMORY.md); ``read_daily`` /
 ``append_daily`` / ``list_daily`` (``memory/YYYY-MM-DD.md``); ``read_bootstrap`` /
 ``update_bootstrap`` / ``delete_bootstrap`` (allowed sets below); ``search`` (the
 injected :class:`beamclaw_memory.MemoryService`).
+
+With a memory service, every successful write re-indexes the workspace at once and every
+``search`` first re-indexes what changed outside the tool (:mod:`.memory_index`), so the
+search covers MEMORY.md and the daily logs as they are now; each hit names its file and
+lines. Indexing never fails a write: the output says when the text is not searchable yet.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from pydantic import Field
 from beamclaw_memory import MemoryService
 from beamclaw_tools.base import ToolArgs, TypedTool, make_definition
 from beamclaw_tools.builtin.files import write_atomic
+from beamclaw_tools.builtin.memory_index import INDEX_BUDGET_SECONDS, refresh_index
 from beamclaw_tools.errors import InvalidAgentIdError, PathOutsideRootsError
 from beamclaw_tools.paths import WorkspaceRoots, agent_workspace
 from beamclaw_tools.types import SessionRef, ToolOutput
@@ -36,6 +42,7 @@ BOOTSTRAP_UPDATABLE = frozenset({"IDENTITY.md", "SOUL.md", "USER.md", "TOOLS.md"
 BOOTSTRAP_DELETABLE = frozenset({"BOOTSTRAP.md"})
 """BOOTSTRAP.md is the first-run ritual: the agent deletes it when done."""
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_WRITES = frozenset({"append", "replace", "append_daily", "update_bootstrap", "delete_bootstrap"})
 
 Action = Literal[
     "read",
@@ -73,9 +80,12 @@ class WorkspaceMemoryTool(TypedTool[WorkspaceMemoryArgs]):
         self,
         memory: MemoryService | None = None,
         today: Callable[[], dt.date] = dt.date.today,
+        *,
+        index_budget_seconds: float = INDEX_BUDGET_SECONDS,
     ) -> None:
         self._memory = memory
         self._today = today
+        self._index_budget = index_budget_seconds
         super().__init__(
             WorkspaceMemoryArgs,
             make_definition(
@@ -98,16 +108,24 @@ class WorkspaceMemoryTool(TypedTool[WorkspaceMemoryArgs]):
         action = args.action
         try:
             if action in ("read", "append", "replace"):
-                return self._memory_md(root, args)
-            if action in ("read_daily", "append_daily", "list_daily"):
-                return self._daily(root, args)
-            if action in ("read_bootstrap", "update_bootstrap", "delete_bootstrap"):
-                return self._bootstrap(root, args)
+                out = self._memory_md(root, args)
+            elif action in ("read_daily", "append_daily", "list_daily"):
+                out = self._daily(root, args)
+            elif action in ("read_bootstrap", "update_bootstrap", "delete_bootstrap"):
+                out = self._bootstrap(root, args)
+            else:
+                return await self._search(session, root, args)
         except PathOutsideRootsError as e:
             return ToolOutput.error(str(e))
         except OSError as e:
             return ToolOutput.error(f"workspace_memory {action} failed: {e.strerror or e}")
-        return await self._search(session, args)
+        if action in _WRITES and not out.is_error and self._memory is not None:
+            note = await refresh_index(
+                self._memory, session.agent_id, root, budget=self._index_budget
+            )
+            if note is not None:
+                return ToolOutput.ok(f"{out.content} (not searchable yet: {note})")
+        return out
 
     # ----------------------------------------------------------------- MEMORY.md
     def _memory_md(self, root: Path, args: WorkspaceMemoryArgs) -> ToolOutput:
@@ -182,22 +200,40 @@ class WorkspaceMemoryTool(TypedTool[WorkspaceMemoryArgs]):
         return ToolOutput.ok(f"updated {args.file} ({len(args.content)} characters)")
 
     # ----------------------------------------------------------------- search
-    async def _search(self, session: SessionRef, args: WorkspaceMemoryArgs) -> ToolOutput:
+    async def _search(
+        self, session: SessionRef, root: Path, args: WorkspaceMemoryArgs
+    ) -> ToolOutput:
         if self._memory is None:
             return ToolOutput.error("memory search is not configured")
         if not args.query or not args.query.strip():
             return ToolOutput.error("action 'search' needs 'query'")
+        note = await refresh_index(self._memory, session.agent_id, root, budget=self._index_budget)
         result = await self._memory.search(session.agent_id, args.query, limit=args.limit)
         lines = [
-            f"{i}. [{hit.category.value}] {hit.key} (score {hit.score:.3f})\n   {hit.text}"
+            f"{i}. [{hit.category.value}] {hit.origin} (score {hit.score:.3f})\n   {hit.text}"
             for i, hit in enumerate(result.hits, 1)
         ]
         header = f"{len(result.hits)} result(s) ({result.mode.value} search)"
         if result.degraded_reason:
             header += f"; degraded: {result.degraded_reason}"
+        if note is not None:
+            header += f"; {note}"
         return ToolOutput(
             content="\n".join([header, *lines]),
-            structured={"keys": [h.key for h in result.hits], "mode": result.mode.value},
+            structured={
+                "keys": [h.key for h in result.hits],
+                "mode": result.mode.value,
+                "hits": [
+                    {
+                        "key": h.key,
+                        "source": h.source,
+                        "lines": list(h.lines) if h.lines is not None else None,
+                        "category": h.category.value,
+                        "score": h.score,
+                    }
+                    for h in result.hits
+                ],
+            },
         )
 
 
