@@ -180,3 +180,17 @@ def test_interactive_setup_through_the_terminal_prompts(beamclaw_home: Path) -> 
     assert (beamclaw_home / "beamclaw.toml").read_text() == config
     assert (beamclaw_home / "secrets" / "custom_api_key").read_text().strip() == KEY
     assert (beamclaw_home / "agents" / "default" / "SOUL.md").read_text() == soul
+
+
+def test_a_file_it_cannot_edit_safely_is_left_unchanged(
+    beamclaw_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    beamclaw_home.mkdir(parents=True)
+    text = '[core]\nproviders.local.model = "dotted"\n'
+    (beamclaw_home / "beamclaw.toml").write_text(text)
+    code = main(["onboard", "--non-interactive", "--provider", "local", "--skip-test"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "the file was left unchanged" in err
+    assert (beamclaw_home / "beamclaw.toml").read_text() == text
+    assert not list(beamclaw_home.glob(".beamclaw.toml.onboard-*"))

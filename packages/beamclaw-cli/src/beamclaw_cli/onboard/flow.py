@@ -139,7 +139,9 @@ def _persona(
     existing = current_name(identity.read_text("utf-8")) if identity.is_file() else None
     name = flags.agent_name
     if name is None:
-        typed = str(typer.prompt("Agent name", default=existing or "")).strip()
+        typed = str(
+            typer.prompt("Agent name", default=existing or "", show_default=bool(existing))
+        ).strip()
         name = typed if typed and typed != existing else None
     personality = flags.personality
     if personality is None:

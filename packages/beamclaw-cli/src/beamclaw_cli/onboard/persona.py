@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from beamclaw_core.workspace import BootstrapFile
+
 PERSONALITY_HEADING = "## Personality"
 
 _NAME_LINE = re.compile(r"^- \*\*Name:\*\*.*$", re.MULTILINE)
@@ -46,7 +48,8 @@ def with_personality(soul: str, personality: str) -> str:
 
 def write_persona(workspace: Path, name: str | None, personality: str | None) -> None:
     """Apply the chosen name and/or personality to the workspace's IDENTITY.md and SOUL.md."""
-    identity_path, soul_path = workspace / "IDENTITY.md", workspace / "SOUL.md"
+    identity_path = workspace / BootstrapFile.IDENTITY.value
+    soul_path = workspace / BootstrapFile.SOUL.value
     identity = identity_path.read_text(encoding="utf-8") if identity_path.exists() else ""
     soul = soul_path.read_text(encoding="utf-8") if soul_path.exists() else ""
     if name:
