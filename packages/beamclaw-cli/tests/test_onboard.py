@@ -194,3 +194,26 @@ def test_a_file_it_cannot_edit_safely_is_left_unchanged(
     assert "the file was left unchanged" in err
     assert (beamclaw_home / "beamclaw.toml").read_text() == text
     assert not list(beamclaw_home.glob(".beamclaw.toml.onboard-*"))
+
+
+def test_an_existing_usable_gateway_token_is_kept(
+    beamclaw_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    beamclaw_home.mkdir(parents=True)
+    (beamclaw_home / "beamclaw.toml").write_text(
+        '[gateway.http]\ntoken = { env = "BEAMCLAW_GATEWAY_TOKEN" }\n'
+    )
+    monkeypatch.setenv("BEAMCLAW_GATEWAY_TOKEN", "an-operator-managed-token-123")
+    code, out = _onboard(
+        "--non-interactive", "--provider", "local", "--gateway-token", "--skip-test"
+    )
+    assert code == 0, out
+    assert "gateway token: kept (env:BEAMCLAW_GATEWAY_TOKEN)" in out
+    config = (beamclaw_home / "beamclaw.toml").read_text()
+    assert 'token = { env = "BEAMCLAW_GATEWAY_TOKEN" }' in config
+    assert not (beamclaw_home / "secrets" / "gateway_token").exists()
+    code, out = _onboard(
+        "--non-interactive", "--provider", "local", "--no-gateway-token", "--skip-test"
+    )
+    assert code == 0, out
+    assert "token" not in (beamclaw_home / "beamclaw.toml").read_text()

@@ -72,6 +72,8 @@ def onboard_command(
             f"gateway token in {applied.token_file}: clients send "
             f'"Authorization: Bearer $(cat {applied.token_file})"'
         )
+    if applied.token_kept is not None:
+        print(f"gateway token: kept ({applied.token_kept})")
     if choices.agent_name or choices.personality:
         print(f"agent {applied.loaded.settings.core.default_agent}: updated {applied.workspace}")
     if skip_test:

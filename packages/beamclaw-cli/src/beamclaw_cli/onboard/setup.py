@@ -56,6 +56,9 @@ class Applied:
     loaded: LoadedConfig[BeamclawConfig]
     key_file: Path | None
     token_file: Path | None
+    """The gateway token file written (or reused) and now configured."""
+    token_kept: str | None
+    """How an already usable gateway token is configured (``env:VAR``), left as it was."""
     workspace: Path
 
 
@@ -111,7 +114,11 @@ def apply(choices: Choices, current: BeamclawConfig) -> Applied:
     text = set_table_keys(text, "core", {"default_provider": toml_string(choices.preset.name)})
     text = set_table_keys(text, f"core.providers.{choices.preset.name}", provider_keys)
     token_file: Path | None = None
-    if choices.gateway_token is True:
+    token_kept: str | None = None
+    configured = current.gateway.http.token
+    if choices.gateway_token is True and configured is not None and configured.is_available():
+        token_kept = configured.describe()  # a usable token stays where the operator put it
+    elif choices.gateway_token is True:
         token_file = home / "secrets" / GATEWAY_TOKEN_FILE
         if not Secret(file=str(token_file)).is_available():
             store_secret(home, GATEWAY_TOKEN_FILE, new_gateway_token())
@@ -123,7 +130,7 @@ def apply(choices: Choices, current: BeamclawConfig) -> Applied:
     loaded = _replace_validated(target, text)
     workspace = ensure_agent(loaded.settings.core.default_agent).path
     write_persona(workspace, choices.agent_name, choices.personality)
-    return Applied(target, loaded, key_file, token_file, workspace)
+    return Applied(target, loaded, key_file, token_file, token_kept, workspace)
 
 
 def _replace_validated(target: Path, text: str) -> LoadedConfig[BeamclawConfig]:
