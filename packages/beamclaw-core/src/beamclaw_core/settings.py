@@ -135,9 +135,9 @@ def describe_llm_provider(core: CoreSettings) -> tuple[bool, str]:
         return True, f"LLM provider: {name} ({where}, no API key)"
     if provider.api_key.is_available():
         return True, f"LLM provider: {name} ({where}, key from {provider.api_key.describe()})"
-    variable = provider.api_key.env or "the api_key"
+    problem = (provider.api_key.problem() or "no key").removeprefix("environment variable ")
+    also = f" (or {provider.api_key.fix()})" if provider.api_key.env is not None else ""
     return False, (
-        f"LLM provider: {name} ({where}) - {variable} is not set: export {variable}=... "
-        f"or choose another provider with [core] default_provider / [core.providers.<name>] "
-        f"in $BEAMCLAW_HOME/beamclaw.toml"
+        f"LLM provider: {name} ({where}) - {problem}: run `beamclaw onboard` to choose a "
+        f"provider and store its key{also}"
     )

@@ -20,7 +20,6 @@ from beamclaw_gateway.settings import GatewaySettings
 from beamclaw_gateway.turns import TurnRunner
 from beamclaw_gateway.ws import WebSocketHub
 from beamclaw_memory import Database
-from beamclaw_obs import ComponentHealth, HealthState
 
 
 class GatewayServices:
@@ -67,11 +66,6 @@ class GatewayServices:
         health = self.runtime.health
         health.register("channels", self.channels.health)
         health.register("rate_limit", self.limiter.health)
-        if "scheduler" not in health.snapshot():
-            health.register(
-                "scheduler",
-                lambda: ComponentHealth(HealthState.DISABLED, "not run by this gateway yet"),
-            )
 
     async def close(self) -> None:
         """Let detached turns' consumers finish (bounded), release the limiter."""

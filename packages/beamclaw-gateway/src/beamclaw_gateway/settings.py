@@ -115,19 +115,27 @@ class WebSocketSettings(Section):
 
 
 class TelegramSettings(Section):
-    """``[gateway.channels.telegram]``."""
+    """``[gateway.channels.telegram]``: not available yet; every key loads only with its
+    default (the gateway refuses anything else until a later release adds the channel)."""
 
     enabled: bool = False
+    """Not available yet: only ``false`` loads."""
     token: Secret | None = None
+    """Not available yet: refused when set."""
     mode: Literal["long_poll", "webhook"] = "long_poll"
+    """Not available yet: only the default loads."""
     api_base_url: str = "https://api.telegram.org"
+    """Not available yet: only the default loads."""
     dm_policy: Literal["open", "allowlist", "pairing"] = "pairing"
+    """Not available yet: only the default loads."""
 
 
 class TuiSettings(Section):
     """``[gateway.channels.tui]``."""
 
     enabled: bool = True
+    """The TUI channel is always on; ``false`` is refused (turning it off is not
+    available yet)."""
 
 
 class ChannelsSettings(Section):
