@@ -213,7 +213,7 @@ class _HeaderParam:
 # Read by the handler itself rather than declared as FastAPI ``Header`` parameters:
 # resolving four header parameters through FastAPI's dependency solver cost ~0.15 ms a
 # request. They are declared in the OpenAPI document all the same.
-_USER = _HeaderParam("X-User-Id", "The user, when the body has no `user`.", 256)
+_USER = _HeaderParam("X-User-Id", "The user; wins over the body's `user`.", 256)
 _SESSION = _HeaderParam("X-Session-Id", "The session (else `session_id`, else derived).", 128)
 _IDEMPOTENCY = _HeaderParam(
     "Idempotency-Key", "A retry with the same key answers from the first answer.", 256
@@ -252,8 +252,8 @@ class _OrjsonResponse(JSONResponse):
 async def chat_completions(request: Request, body: ChatCompletionRequest) -> Any:
     """Send the last user message to the agent named by ``model``; answer with the turn.
 
-    ``model`` is ``beamclaw/<agent>`` or the agent id. The user comes from ``user`` or
-    ``X-User-Id``; the session from ``X-Session-Id``/``session_id`` or is derived from
+    ``model`` is ``beamclaw/<agent>`` or the agent id. The user comes from ``X-User-Id``,
+    else ``user``; the session from ``X-Session-Id``/``session_id`` or is derived from
     user and agent. Only the last user message is taken: the history lives in the
     session. ``X-Approval-Mode`` (``deny``/``wait``) says what happens to tool approvals.
     """
@@ -321,7 +321,7 @@ async def chat_completions(request: Request, body: ChatCompletionRequest) -> Any
             )
 
     turn_request = TurnRequest(
-        address=SessionAddress(api_user_id(body.user or x_user_id), agent, "api"),
+        address=SessionAddress(api_user_id(x_user_id or body.user), agent, "api"),
         content=content,
         session_id=x_session_id or body.session_id,
         approval_mode=x_approval_mode or services.settings.api.approval_mode,
