@@ -4,7 +4,7 @@ every response carries ``X-Request-Id``, which the request's log lines carry too
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from typing import Any
 
@@ -27,7 +27,7 @@ async def _raises() -> dict[str, str]:
 
 
 @contextmanager
-def captured_logs() -> Iterator[list[Any]]:
+def captured_logs() -> Generator[list[Any]]:
     """Loguru records written inside the block (add it after the gateway configured
     logging: start-up replaces every sink)."""
     records: list[Any] = []
