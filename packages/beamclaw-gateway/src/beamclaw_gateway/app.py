@@ -143,6 +143,7 @@ def create_app(runtime: GatewayRuntime) -> FastAPI:
     app.add_middleware(
         RateLimitMiddleware,
         limiter=services.limiter,
+        guard=services.auth,
         trust_forwarded_for=runtime.config.gateway.http.trust_forwarded_for,
     )
     app.add_middleware(BodyLimitMiddleware, max_bytes=runtime.config.gateway.http.max_body_bytes)
