@@ -112,6 +112,7 @@ def create_app(runtime: GatewayRuntime) -> FastAPI:
     async def lifespan(_app: FastAPI) -> AsyncGenerator[None]:
         await runtime.start()
         try:
+            await services.start()
             yield
         finally:
             await services.close()

@@ -99,6 +99,10 @@ class ApiSettings(Section):
 
     idempotency_ttl_seconds: int = Field(default=86_400, ge=60)
     """How long an ``Idempotency-Key`` answer is kept and replayed."""
+    idempotency_lease_seconds: float = Field(default=15.0, gt=0)
+    """How long a running ``Idempotency-Key`` stays its gateway's after that gateway's
+    last sign of life (refreshed every third of it). A key whose gateway died (kill -9,
+    crash) is settled once this lapsed: replayed when its turn committed, else released."""
     approval_mode: Literal["deny", "wait"] = "deny"
     """Tool approvals inside ``/v1`` turns: ``deny`` answers no at once; ``wait`` leaves
     them for another client (``/ws``) until ``approval_timeout_seconds``.
