@@ -7,6 +7,7 @@ exactly the rows a gateway killed with ``kill -9`` mid-turn leaves behind.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from pathlib import Path
@@ -18,9 +19,12 @@ from alembic.migration import MigrationContext
 from alembic.operations import Operations
 
 from beamclaw_core import Message, Usage
-from beamclaw_core.testing import Reply, ScriptedProvider
+from beamclaw_core.api import Core
+from beamclaw_core.sessions import SessionAddress
+from beamclaw_core.testing import CallTool, Reply, ScriptedProvider
 from beamclaw_gateway.idempotency import (
     DONE,
+    Claim,
     IdempotencyStore,
     StoredAnswer,
     fingerprint,
@@ -30,6 +34,7 @@ from beamclaw_gateway.idempotency import (
 from beamclaw_gateway.migrations.versions import gateway_0001_idempotency_a2a as gateway_0001
 from beamclaw_gateway.settle import committed_turn
 from beamclaw_gateway.tables import idempotency
+from beamclaw_gateway.testing import quiet_config
 from beamclaw_memory import Database
 from beamclaw_tools import ToolCall
 
@@ -44,7 +49,7 @@ def _request(session: str, text: str = "hi") -> bytes:
 
 
 async def _post(gw: LiveGateway, body: bytes, key: str, session: str) -> httpx.Response:
-    async with httpx.AsyncClient(base_url=gw.base_url) as c:
+    async with httpx.AsyncClient(base_url=gw.base_url, timeout=10) as c:
         return await c.post(
             "/v1/chat/completions",
             content=body,
@@ -143,6 +148,66 @@ async def test_a_live_gateways_running_key_still_answers_409_then_replays() -> N
     assert done.json() == answer.body
 
 
+async def _approve_next(core: Core, session: str) -> None:
+    """Answer (no) the next tool approval the session waits for."""
+    for _ in range(500):
+        pending = await core.pending_approvals(session)
+        if pending:
+            assert await core.answer_approval(session, pending[0].request_id, "no")
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("no approval came")
+
+
+async def _waiting_for_approval(core: Core, session: str) -> None:
+    for _ in range(500):
+        if await core.pending_approvals(session):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("no approval came")
+
+
+async def test_a_dead_gateways_queued_then_running_turn_keeps_its_key_busy_then_replays() -> None:
+    """A restart resumes queued messages: releasing their keys would run them twice."""
+    lease = 0.2
+    config = quiet_config()
+    config.gateway.api.idempotency_lease_seconds = lease
+    write = CallTool("write_file", {"path": "x.txt", "content": "hi"})
+    provider = ScriptedProvider([write, Reply("first done"), write, Reply("queued done")])
+    session, key = "s-queued", scoped_key(None, "key-queued")
+    body = _request(session, "the queued one")
+    address = SessionAddress("api:anonymous", "default", "api")
+    async with live_gateway(provider, config) as gw:
+        core = gw.runtime.core
+        assert gw.runtime.database is not None
+        await core.send(address, "keep the session busy", session_id=session)
+        await _waiting_for_approval(core, session)
+        dead = _dead_gateway(gw.runtime.database)
+        await dead.claim(key, fingerprint(body), session_id=session, model="beamclaw/default")
+        queued = await core.send(
+            address, "the queued one", session_id=session, source_message_id=turn_ref(key)
+        )
+        await dead.started(key, queued.turn_id)
+        await dead.close()
+        while_queued = await _post(gw, body, "key-queued", session)
+        await _approve_next(core, session)  # the first turn ends; the queued one starts
+        await _waiting_for_approval(core, session)
+        await asyncio.sleep(lease * 1.5)
+        while_running = await _post(gw, body, "key-queued", session)
+        await _approve_next(core, session)
+        await core.wait_idle(session)
+        await asyncio.sleep(lease * 1.5)
+        settled = await _post(gw, body, "key-queued", session)
+    for busy in (while_queued, while_running):
+        assert busy.status_code == 409, busy.text
+        assert busy.json()["error"]["code"] == "idempotency_in_progress"
+    assert settled.status_code == 200, settled.text
+    assert settled.headers["idempotent-replayed"] == "true"
+    assert settled.json()["choices"][0]["message"]["content"] == "queued done"
+    assert settled.json()["id"] == f"chatcmpl-{queued.turn_id}"
+    assert len(provider.calls) == 4
+
+
 async def _database(url: str) -> Database:
     db = Database(url)
     await db.migrate()
@@ -171,6 +236,26 @@ async def test_a_refreshed_lease_keeps_a_key_its_owners_a_lapsed_one_is_taken_ov
         await other.close()
     finally:
         await db.dispose()
+
+
+async def test_a_running_request_keeps_its_lease_alive_past_the_lease_time(
+    tmp_path: Path,
+) -> None:
+    db = await _database(f"sqlite:///{tmp_path}/beat.db")
+    try:
+        owner = IdempotencyStore(db, 86_400, lease_seconds=0.3, instance="a")
+        other = IdempotencyStore(db, 86_400, lease_seconds=0.3, instance="b")
+        assert (await owner.claim("k", "print")).kind == "new"
+        await asyncio.sleep(0.9)  # three leases: only the heartbeat keeps "a" the owner
+        busy = await other.claim("k", "print", wait=0)
+        await owner.finish("k", StoredAnswer(200, {"ok": True}), None)
+        replay = await other.claim("k", "print")
+        await owner.close()
+        await other.close()
+    finally:
+        await db.dispose()
+    assert busy.kind == "busy"
+    assert replay == Claim("replay", StoredAnswer(200, {"ok": True}))
 
 
 async def test_the_migration_keeps_existing_rows_and_old_running_keys_are_released(

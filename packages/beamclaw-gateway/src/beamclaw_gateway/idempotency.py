@@ -7,11 +7,12 @@ waits for its answer (same instance) or gets a 409 (the first runs on another in
 
 Ownership: each store is one gateway instance (a random id per started gateway). An
 ``in_progress`` row names its owner and the owner's lease; a live owner refreshes the
-leases of what it owns every third of ``lease_seconds``. A row whose owner is not this
-instance and whose lease lapsed belongs to a dead process: the start-up sweep and any
-claim of that key take it over (one compare-and-set, so one instance wins) and settle
-it: the answer the conversation store holds for its turn becomes the stored answer
-(replayed), else the key is released (the retry runs the turn afresh).
+leases of what it owns every third of ``lease_seconds``. A row whose lease lapsed and
+that this instance is not running belongs to a dead process (or to no one): the
+start-up sweep and any claim of that key take it over (one compare-and-set, so one
+instance wins) and settle it: the answer the conversation store holds for its turn becomes the stored answer
+(replayed); a turn still queued or running (a restart resumes queued messages) keeps
+the key busy until it ends; else the key is released (the retry runs the turn afresh).
 """
 
 from __future__ import annotations
@@ -65,8 +66,13 @@ class Orphan:
     created_at: float
 
 
-Settle = Callable[[Orphan], Awaitable[StoredAnswer | None]]
-"""The committed answer of an orphan's turn, or None when the turn never committed one."""
+RUNNING: Literal["running"] = "running"
+
+Settlement = StoredAnswer | Literal["running"] | None
+Settle = Callable[[Orphan], Awaitable[Settlement]]
+"""The committed answer of an orphan's turn; None when the turn never committed one and
+never will (release the key); :data:`RUNNING` while its message is still queued or its
+turn still runs here (the key stays taken until that settles, and is looked at again)."""
 
 
 def fingerprint(body: bytes) -> str:
@@ -84,7 +90,7 @@ def turn_ref(key: str) -> str:
     return "idempotency-" + hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
-async def _nothing_committed(_orphan: Orphan) -> StoredAnswer | None:
+async def _nothing_committed(_orphan: Orphan) -> Settlement:
     return None
 
 
@@ -144,7 +150,7 @@ class IdempotencyStore:
                         model=model,
                     )
                 )
-            elif settled == "answered" or settled == "lost":
+            else:
                 row = await self.db.read(partial(_row, key=key))
         if row is None:
             self._waiters[key] = asyncio.get_running_loop().create_future()
@@ -242,16 +248,22 @@ class IdempotencyStore:
     # ------------------------------------------------------------ dead owners
 
     def _orphaned(self, row: Any, now: float) -> bool:
+        """In progress, lease lapsed, and not a request this instance is running."""
         m = _fields(row)
         lease = m["lease_until"]
         return (
             m["state"] == IN_PROGRESS
-            and m["owner"] != self.instance
             and (lease is None or lease < now)
+            and m["key"] not in self._waiters
         )
 
-    async def _take_over(self, row: Any, now: float) -> Literal["answered", "released", "lost"]:
-        """Own a dead owner's key (compare-and-set on owner and lease) and settle it."""
+    async def _take_over(
+        self, row: Any, now: float
+    ) -> Literal["answered", "released", "running", "lost"]:
+        """Own a dead owner's key (compare-and-set on owner and lease) and settle it.
+
+        ``running``: the key stays this instance's without a refreshed lease, so it is
+        busy until the lease lapses and then looked at again."""
         m = _fields(row)
         key: str = m["key"]
         won = await self.db.write(
@@ -272,6 +284,8 @@ class IdempotencyStore:
         except Exception:
             logger.exception("settling idempotency key of a dead gateway failed; releasing it")
             answer = None
+        if answer == RUNNING:
+            return "running"
         if answer is not None:
             await self.finish(key, answer, orphan.session_id)
             logger.info("idempotency key of a dead gateway settled from its committed turn")
@@ -285,16 +299,17 @@ class IdempotencyStore:
         query = sa.select(idempotency).where(
             idempotency.c.state == IN_PROGRESS,
             idempotency.c.expires_at >= now,
-            sa.or_(idempotency.c.owner.is_(None), idempotency.c.owner != self.instance),
             sa.or_(idempotency.c.lease_until.is_(None), idempotency.c.lease_until < now),
         )
         rows = await self.db.read(lambda conn: list(conn.execute(query)))
         settled = 0
         for row in rows:
+            if not self._orphaned(row, now):
+                continue
             outcome = await self._take_over(row, now)
             if outcome == "released":
                 await self.db.write(partial(_release, key=_fields(row)["key"], owner=self.instance))
-            settled += outcome != "lost"
+            settled += outcome in ("answered", "released")
         if settled:
             logger.info("settled {} idempotency keys left by a dead gateway", settled)
         return settled

@@ -5,8 +5,12 @@ Invariants: a key's turn is found by its user message, marked with the key's
 turn's run id in ``meta["run_ids"]``; the turn's answer is every assistant text from
 there to the next user message, joined as the loop joins them (a blank line between),
 and it counts as committed only when the turn's last assistant message asks for no
-tool (an interrupted or failed turn committed no answer, so the key is released and the
-retry runs afresh). The replay has the OpenAI shape and status code of a live answer.
+tool. A message still queued (a restart resumes queued messages) or a turn still
+running here is :data:`~beamclaw_gateway.idempotency.RUNNING`: releasing its key would
+run it twice. Anything else (an interrupted or failed turn) committed no answer: the key
+is released and the retry runs afresh. The replay has the OpenAI shape and status code
+of a live answer. The queue is read before the history, so a message moving from one to
+the other between the two reads is seen in the second.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ from dataclasses import dataclass
 
 from beamclaw_core import Message, Role, Usage
 from beamclaw_core.api import Core
-from beamclaw_gateway.idempotency import Orphan, StoredAnswer, turn_ref
+from beamclaw_core.sessions import UnknownSessionError
+from beamclaw_gateway.idempotency import RUNNING, Orphan, Settlement, StoredAnswer, turn_ref
 from beamclaw_gateway.openai_models import ChatCompletion
 
 
@@ -40,14 +45,26 @@ def _marks(message: Message, ref: str, turn_id: str | None) -> bool:
     return turn_id is not None and isinstance(runs, list) and turn_id in runs
 
 
+def _marked(messages: Sequence[Message], ref: str, turn_id: str | None) -> int | None:
+    return next(
+        (i for i in range(len(messages) - 1, -1, -1) if _marks(messages[i], ref, turn_id)),
+        None,
+    )
+
+
+def awaits_answer(messages: Sequence[Message], ref: str, turn_id: str | None) -> bool:
+    """The turn's user message is the session's last one and nothing answered it yet."""
+    start = _marked(messages, ref, turn_id)
+    if start is None or committed_turn(messages, ref, turn_id) is not None:
+        return False
+    return all(m.role is not Role.USER for m in messages[start + 1 :])
+
+
 def committed_turn(
     messages: Sequence[Message], ref: str, turn_id: str | None
 ) -> CommittedTurn | None:
     """The answer of the last turn marked by ``ref`` or ``turn_id``; None if uncommitted."""
-    start = next(
-        (i for i in range(len(messages) - 1, -1, -1) if _marks(messages[i], ref, turn_id)),
-        None,
-    )
+    start = _marked(messages, ref, turn_id)
     if start is None:
         return None
     user = messages[start]
@@ -76,12 +93,19 @@ class CommittedAnswers:
     def __init__(self, core: Callable[[], Core]) -> None:
         self._core = core
 
-    async def __call__(self, orphan: Orphan) -> StoredAnswer | None:
+    async def __call__(self, orphan: Orphan) -> Settlement:
         if orphan.session_id is None:
             return None
-        history = await self._core().history(orphan.session_id)
-        turn = committed_turn(history, turn_ref(orphan.key), orphan.turn_id)
+        core = self._core()
+        ref = turn_ref(orphan.key)
+        for queued in await core.store.pending(orphan.session_id):
+            if queued.id == orphan.turn_id or queued.payload.get("source_message_id") == ref:
+                return RUNNING
+        history = await core.history(orphan.session_id)
+        turn = committed_turn(history, ref, orphan.turn_id)
         if turn is None:
+            if awaits_answer(history, ref, orphan.turn_id) and await self._busy(orphan.session_id):
+                return RUNNING
             return None
         body = ChatCompletion.body(
             f"chatcmpl-{turn.turn_id}",
@@ -92,3 +116,10 @@ class CommittedAnswers:
             turn.usage,
         )
         return StoredAnswer(200, body)
+
+    async def _busy(self, session_id: str) -> bool:
+        try:
+            status = await self._core().status(session_id)
+        except UnknownSessionError:
+            return False
+        return status.state != "idle" or status.queued > 0
