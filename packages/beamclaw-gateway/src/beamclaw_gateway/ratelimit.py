@@ -31,7 +31,7 @@ from beamclaw_obs import ComponentHealth, HealthState
 ClientKind = Literal["anonymous", "loopback", "authenticated"]
 
 
-def is_loopback(ip: str) -> bool:
+def is_loopback_address(ip: str) -> bool:
     """True for ``127.0.0.0/8``, ``::1`` and IPv4-mapped loopback; False for non-IPs."""
     try:
         address = ipaddress.ip_address(ip)
@@ -47,7 +47,7 @@ def client_kind(ip: str, *, token_verified: bool, token_rejected: bool) -> Clien
     (guessing stays limited even from loopback), else the address decides."""
     if token_verified:
         return "authenticated"
-    if token_rejected or not is_loopback(ip):
+    if token_rejected or not is_loopback_address(ip):
         return "anonymous"
     return "loopback"
 
