@@ -132,26 +132,12 @@ class IdempotencyStore:
     ) -> Claim:
         """Start the request for ``key`` (``new``) or get what an earlier one left."""
         now = self._clock()
-        row = await self.db.write(
-            partial(
-                self._claim, key=key, print_=print_, now=now, session_id=session_id, model=model
-            )
-        )
+        fields = {"key": key, "print_": print_, "now": now, "session_id": session_id}
+        row = await self.db.write(partial(self._claim, model=model, **fields))
         if row is not None and self._orphaned(row, now):
             settled = await self._take_over(row, now)
-            if settled == "released":
-                row = await self.db.write(
-                    partial(
-                        self._reclaim,
-                        key=key,
-                        print_=print_,
-                        now=now,
-                        session_id=session_id,
-                        model=model,
-                    )
-                )
-            else:
-                row = await self.db.read(partial(_row, key=key))
+            again = self._reclaim if settled == "released" else self._claim
+            row = await self.db.write(partial(again, model=model, **fields))
         if row is None:
             self._waiters[key] = asyncio.get_running_loop().create_future()
             self._ensure_heartbeat()
@@ -199,16 +185,15 @@ class IdempotencyStore:
         return _row(conn, key=key)
 
     def _reclaim(self, conn: Connection, *, key: str, now: float, **kw: Any) -> Any:
-        """Restart a key this instance took over and released: None, or the row another
-        request made of it meanwhile."""
-        values = self._values(key=key, now=now, **kw)
+        """Restart a key this instance took over and released, as :meth:`_claim` answers
+        (the key may have been deleted or taken meanwhile)."""
         updated = conn.execute(
             idempotency.update()
             .where(idempotency.c.key == key, idempotency.c.owner == self.instance)
             .where(idempotency.c.state == IN_PROGRESS)
-            .values(values)
+            .values(self._values(key=key, now=now, **kw))
         )
-        return None if updated.rowcount == 1 else _row(conn, key=key)
+        return None if updated.rowcount == 1 else self._claim(conn, key=key, now=now, **kw)
 
     async def started(self, key: str, turn_id: str) -> None:
         """Record the turn that answers ``key`` (what settling it looks for)."""
