@@ -351,6 +351,21 @@ async def test_user_and_session_routing() -> None:
     assert r3.headers["x-session-id"] == "mine"
 
 
+async def test_x_user_id_header_beats_the_body_user_field() -> None:
+    provider = ScriptedProvider([Reply("a")])
+    async with live_gateway(provider) as gw:
+        async with httpx.AsyncClient(base_url=gw.base_url) as c:
+            r = await c.post(
+                "/v1/chat/completions",
+                json={"model": "default", "messages": USER, "user": "body-user"},
+                headers={"X-User-Id": "header-user"},
+            )
+        sessions = await gw.runtime.core.list_sessions()
+    assert r.status_code == 200, r.text
+    assert [s.user_id for s in sessions] == ["api:header-user"]
+    assert r.headers["x-session-id"] == sessions[0].session_id
+
+
 async def test_approval_in_an_http_turn_is_denied_by_default_never_hangs() -> None:
     provider = ScriptedProvider(
         [CallTool("write_file", {"path": "x.txt", "content": "hi"}), Reply("could not write")]

@@ -33,6 +33,7 @@ def quiet_config() -> BeamclawConfig:
     config.core.maintenance.nightly_hour = None
     config.core.agentic_loop.retry_base_delay_seconds = 0.0
     config.gateway.rate_limit.per_ip = "1000000/minute"
+    config.gateway.rate_limit.per_loopback = "1000000/minute"
     config.gateway.rate_limit.per_token = "1000000/minute"  # noqa: S105 - a rate
     return config
 

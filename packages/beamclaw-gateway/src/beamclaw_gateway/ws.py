@@ -29,7 +29,6 @@ from beamclaw_core.loop import TurnEvent
 from beamclaw_core.sessions import SessionAddress, UnknownSessionError
 from beamclaw_gateway.auth import bearer_token, token_key, unauthorized
 from beamclaw_gateway.errors import UnknownTargetError
-from beamclaw_gateway.middleware import client_ip
 from beamclaw_gateway.settings import WebSocketSettings
 from beamclaw_gateway.ws_protocol import (
     AUTHENTICATED,
@@ -209,8 +208,7 @@ async def _authenticate(websocket: WebSocket, services: GatewayServices) -> bool
             )
             await websocket.close(CLOSE_UNAUTHORIZED, "unauthorized")
         return False
-    ip = client_ip(websocket.scope, trust_forwarded_for=services.settings.http.trust_forwarded_for)
-    decision = await services.limiter.check(ip, token_key(frame.token))
+    decision = await services.limiter.check("authenticated", token_key(frame.token))
     if not decision.allowed:
         with contextlib.suppress(Exception):
             await websocket.send_text(
