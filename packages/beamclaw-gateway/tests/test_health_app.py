@@ -76,7 +76,10 @@ async def test_metrics_can_be_disabled(beamclaw_home: Path) -> None:
     try:
         transport = httpx.ASGITransport(app=create_app(runtime))
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
-            assert (await c.get("/metrics")).status_code == 404
+            response = await c.get("/metrics")
+            assert response.status_code == 404
+            assert response.json()["error"]["code"] == "metrics_disabled"
+            assert response.headers["x-request-id"]
     finally:
         await runtime.stop()
 
