@@ -109,7 +109,7 @@ async def test_view_follows_summary_and_reset_markers(store: ConversationStore) 
     assert len(await store.messages("c")) == 7  # raw history keeps everything
 
 
-async def test_pending_runs_expire_and_delete(store: ConversationStore) -> None:
+async def test_pending_runs_and_delete_inactive(store: ConversationStore) -> None:
     await store.ensure("c", agent_id="a", user_id="u", channel=None, now=1.0)
     await store.ensure("child", agent_id="a", user_id="u", channel=None, now=1.0, parent_id="c")
     assert await store.enqueue("c", "r1", {"text": "a"}, now=1.0) == 1
@@ -117,7 +117,7 @@ async def test_pending_runs_expire_and_delete(store: ConversationStore) -> None:
     await store.commit("c", Idle(), [Message.user("a")], now=1.5, consumed_runs=["r1"])
     assert [r.id for r in await store.pending("c")] == ["r2"]
     assert [c.id for c in await store.list()] == ["c"]
-    assert await store.expire(before=100.0) == ["c"]
+    assert await store.delete_inactive(before=100.0) == ["c"]
     assert await store.get("child") is None
     assert await store.pending() == []
 

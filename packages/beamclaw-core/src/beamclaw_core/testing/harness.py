@@ -123,7 +123,8 @@ class EchoTool:
 def quiet_core_settings(
     *, queue: dict[str, Any] | None = None, loop: dict[str, Any] | None = None, **core: Any
 ) -> CoreSettings:
-    """Default ``[core]`` settings minus debounce, retry delay and daily reset.
+    """Default ``[core]`` settings minus debounce, retry delay and the automatic resets
+    (daily hour; the session TTL's idle reset).
 
     ``queue``/``loop`` update ``[core.queue]``/``[core.agentic_loop]``; other keywords
     update (or, for sub-sections given as dicts, merge into) ``[core]``.
@@ -132,6 +133,7 @@ def quiet_core_settings(
     data["agentic_loop"].update({"retry_base_delay_seconds": 0.0, **(loop or {})})
     data["queue"].update({"debounce_ms": 0, **(queue or {})})
     data["reset"].update({"daily_hour": None})
+    data["session_ttl_seconds"] = 0
     for key, value in core.items():
         if isinstance(value, dict) and isinstance(data.get(key), dict):
             data[key].update(value)
