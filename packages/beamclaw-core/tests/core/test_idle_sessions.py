@@ -195,3 +195,23 @@ async def test_sub_agent_lanes_are_evicted_too_and_status_rebuilds(
     info = await core.status(handle.session_id)
     assert (info.session_id, info.state, info.subscribers) == (handle.session_id, "idle", 0)
     assert core.loaded_sessions() == [handle.session_id], "status rebuilt the lane"
+
+
+async def test_a_closed_subscription_leaves_the_bus_at_once(
+    make_core: Callable[..., Any],
+) -> None:
+    provider = ScriptedProvider([Reply("one"), Reply("two"), Reply("three")])
+    core: Core = make_core(provider)
+    await core.start(maintenance=False)
+    session_id = (await core.send(ADDR, "hi", drafts=False)).session_id
+    await core.wait_idle(session_id)
+    assert provider.calls[-1].stream is False, "nobody wants drafts: one plain request"
+    stream = await core.subscribe(session_id)
+    reader = await core.send(ADDR, "again")
+    assert (await core.status(session_id)).subscribers == 2
+    reader.close()  # the reader of the handle went away
+    stream.close()
+    assert (await core.status(session_id)).subscribers == 0, "gone before any publish"
+    assert await reader.text() == "two", "a closed handle still gets its result"
+    await (await core.send(ADDR, "once more", drafts=False)).text()
+    assert provider.calls[-1].stream is False, "closed subscribers force no streaming"
