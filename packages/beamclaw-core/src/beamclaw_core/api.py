@@ -508,6 +508,7 @@ class Core:
             sup.remove_child(lane.id)
         lane.close()
         self._touched.pop(lane.id, None)
+        self._rt.store.forget(lane.id)
         emit(EventType.SESSION_END, session_id=lane.id, reason=reason)
 
     async def _require(self, session_id: str, *, pin: bool = False) -> SessionLane:

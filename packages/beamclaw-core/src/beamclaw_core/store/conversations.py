@@ -303,6 +303,11 @@ class ConversationStore:
             self._delete_tree(conn, children)
             conn.execute(conversations.delete().where(conversations.c.id.in_(children)))
 
+    def forget(self, conversation_id: str) -> None:
+        """Drop what is cached for a conversation whose lane left memory (its next
+        append reads its last ``seq`` from the database)."""
+        self._last_seq.pop(conversation_id, None)
+
     async def delete_inactive(self, before: float, *, keep: Collection[str] = ()) -> list[str]:
         """History retention: delete top-level conversations (with their messages, runs
         and children) not in a turn and last active before ``before``, except ``keep``
