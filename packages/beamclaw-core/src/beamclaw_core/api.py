@@ -228,6 +228,7 @@ class Core:
         for lane in self._lanes.values():
             lane.close()
         self._lanes.clear()
+        self._touched.clear()
         if self._indexer is not None:
             await self._indexer.drain(grace_seconds=STOP_INDEXING_SECONDS)
 
