@@ -6,7 +6,8 @@
   only move when the test advances them, so timer-driven behaviour (debounce, backoff,
   approval timeouts, turn deadlines, maintenance) is tested without waiting.
 * :func:`quiet_core_settings` — ``[core]`` settings without debounce, retry delay or
-  daily reset, so tests see exactly the behaviour they ask for.
+  automatic resets (daily hour, session TTL), so tests see exactly the behaviour they
+  ask for.
 """
 
 from __future__ import annotations
