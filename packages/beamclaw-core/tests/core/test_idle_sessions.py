@@ -14,6 +14,7 @@ from beamclaw_core.loop import (
     Notice,
     TurnDone,
 )
+from beamclaw_core.providers import Capabilities
 from beamclaw_core.sessions import SessionAddress, reset_due
 from beamclaw_core.testing import CallTool, Reply, ScriptedProvider
 from beamclaw_obs import EventType
@@ -27,10 +28,12 @@ DAY = 86400.0
 
 
 async def ticks(vt: VirtualTime, n: int, interval: float = 60) -> None:
-    """Let ``n`` maintenance intervals pass, one armed timer at a time."""
+    """Let ``n`` maintenance passes run, one armed timer at a time, and finish (the task
+    arms its next timer only after a pass)."""
     for _ in range(n):
         await vt.until_timer(interval)
         await vt.advance(interval)
+    await vt.until_timer(interval)
 
 
 def texts(provider: ScriptedProvider) -> list[str]:
@@ -215,3 +218,28 @@ async def test_a_closed_subscription_leaves_the_bus_at_once(
     assert await reader.text() == "two", "a closed handle still gets its result"
     await (await core.send(ADDR, "once more", drafts=False)).text()
     assert provider.calls[-1].stream is False, "closed subscribers force no streaming"
+
+
+async def test_an_evicted_session_still_gets_its_idle_compaction(
+    make_core: Callable[..., Any], vt: VirtualTime
+) -> None:
+    provider = ScriptedProvider(
+        [Reply("a long answer " * 12)], capabilities=Capabilities(context_window=400)
+    )
+    summariser = ScriptedProvider([Reply("summary one")])
+    settings = make_settings(
+        loop={"compaction_threshold_pct": 100, "compaction_target_pct": 20},
+        maintenance={"idle_compaction_minutes": 10, "lane_idle_seconds": 120},
+    )
+    core: Core = make_core(provider, settings=settings, compaction_provider=summariser)
+    await core.start(maintenance=True)
+    session_id = (await core.send(ADDR, "tell me things " * 10)).session_id
+    await core.wait_idle(session_id)
+    await ticks(vt, 3)
+    assert core.loaded_sessions() == [], "evicted after 2 idle minutes"
+    await ticks(vt, 7)
+    assert len(summariser.calls) == 1, "compacted at 10 idle minutes all the same"
+    view = await core.history(session_id, view=True)
+    assert view[-1].text.startswith("a long"), "the newest messages stay verbatim"
+    await ticks(vt, 20)
+    assert len(summariser.calls) == 1, "once per idle period, evicted again or not"
