@@ -28,6 +28,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "version",
     "tui",
     "sessions",
+    "approvals",
     "skills",
 )
 

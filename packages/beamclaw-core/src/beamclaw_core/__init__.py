@@ -3,7 +3,8 @@
 The public API a program embeds (docs/embedding.md): :class:`Core`, addressed by
 :class:`SessionAddress`, streaming :class:`TurnEvent` subclasses; providers built from
 configuration; agent workspaces. Subpackages (``providers``, ``loop``, ``sessions``,
-``store``, ``workspace``, ``skills``, ``parsing``, ``compaction``, ``testing``) export more.
+``approvals``, ``store``, ``workspace``, ``skills``, ``parsing``, ``compaction``,
+``testing``) export more.
 """
 
 from beamclaw_core.api import Core

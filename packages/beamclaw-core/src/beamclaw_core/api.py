@@ -30,6 +30,7 @@ from typing import Any
 
 from loguru import logger
 
+from beamclaw_core.approvals import AlwaysAllowlist, AlwaysGrant
 from beamclaw_core.loop import effects as fx
 from beamclaw_core.loop.inputs import Decision, SubAgentResult
 from beamclaw_core.messages import Message, Role
@@ -169,6 +170,7 @@ class Core:
             provider_for=factory,
             system_prompt=prompt,
             clock=clock,
+            always=AlwaysAllowlist(database, clock),
             sleep=sleep,
             compaction_provider=compaction_provider,
             tools=tools,
@@ -189,9 +191,11 @@ class Core:
     # ------------------------------------------------------------ lifecycle
 
     async def start(self, *, migrate: bool = True, maintenance: bool = True) -> None:
-        """Migrate, recover conversations found mid-turn, resume queued runs."""
+        """Migrate, load the standing ``/always`` grants, recover conversations found
+        mid-turn, resume queued runs."""
         if migrate:
             await self._db.migrate()
+        await self._rt.always.load()
         r = self._rt.settings.restart
         self._supervisor = Supervisor(
             "sessions",
@@ -298,6 +302,19 @@ class Core:
                     )
                 )
         return out
+
+    async def always_grants(
+        self, *, agent_id: str | None = None, user_id: str | None = None
+    ) -> list[AlwaysGrant]:
+        """Standing ``/always`` grants (of one agent and/or person), from the database."""
+        return await self._rt.always.list(agent_id=agent_id, user_id=user_id)
+
+    async def revoke_always(self, agent_id: str, user_id: str, tool: str | None = None) -> int:
+        """End ``user_id``'s grant of ``tool`` to ``agent_id`` (``tool`` None: all of them).
+
+        Returns how many ended; every session of that person asks again from its next turn.
+        """
+        return await self._rt.always.revoke(agent_id, user_id, tool)
 
     async def cancel(self, session_id: str) -> int:
         """``/stop``: cancel the running turn and clear the queue; returns cleared count."""

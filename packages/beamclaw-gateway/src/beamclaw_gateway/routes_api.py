@@ -1,4 +1,5 @@
-"""``/api``: the REST control API (sessions, stop, deliver, status), token-guarded.
+"""``/api``: the REST control API (sessions, stop, deliver, status, standing ``/always``
+approvals), token-guarded.
 
 Messages are returned in the OpenAI chat shape (``role``, ``content``, ``tool_calls``,
 ``tool_call_id``) plus ``seq``, ``created_at`` and ``usage``.
@@ -10,10 +11,11 @@ import json
 import time
 from typing import Any, Literal
 
-from fastapi import APIRouter, Depends, Path, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from pydantic import BaseModel, Field
 
 from beamclaw_core import Message
+from beamclaw_core.approvals import AlwaysGrant
 from beamclaw_core.sessions import SessionInfo, UnknownSessionError
 from beamclaw_core.store import MESSAGE
 from beamclaw_gateway._version import __version__
@@ -26,6 +28,9 @@ from beamclaw_tools import TextPart
 router = APIRouter(prefix="/api", tags=["api"], dependencies=[Depends(require_token)])
 
 SessionId = Path(min_length=1, max_length=128, description="A session id.")
+AgentId = Path(min_length=1, max_length=128, description="An agent id.")
+UserId = Path(min_length=1, max_length=256, description="A person's user id.")
+ToolName = Path(min_length=1, max_length=256, description="A tool name.")
 
 
 class SessionSummary(BaseModel):
@@ -109,6 +114,35 @@ class DeliverResult(BaseModel):
 
 class OkResult(BaseModel):
     ok: bool = True
+
+
+class AlwaysGrantOut(BaseModel):
+    agent_id: str
+    user_id: str
+    tool: str
+    granted_at: float
+    """Epoch seconds of the ``always`` answer."""
+    session_id: str | None
+    """The session the grant was given in (the grant outlives it)."""
+
+    @classmethod
+    def of(cls, grant: AlwaysGrant) -> AlwaysGrantOut:
+        return cls(
+            agent_id=grant.agent_id,
+            user_id=grant.user_id,
+            tool=grant.tool,
+            granted_at=grant.granted_at,
+            session_id=grant.session_id,
+        )
+
+
+class AlwaysGrantList(BaseModel):
+    grants: list[AlwaysGrantOut]
+
+
+class RevokeResult(BaseModel):
+    revoked: int
+    """Grants ended; that person's sessions ask again from their next turn."""
 
 
 class StatusBody(BaseModel):
@@ -239,6 +273,50 @@ async def deliver(request: Request, body: DeliverRequest) -> DeliverResult:
     except UnknownTargetError as exc:
         raise ApiError(404, str(exc), code="unknown_target", param="target") from exc
     return DeliverResult(delivered=count)
+
+
+@router.get(
+    "/approvals/always", response_model=AlwaysGrantList, responses=error_responses(401, 429)
+)
+async def list_always(
+    request: Request,
+    agent_id: str | None = Query(default=None, min_length=1, max_length=128),
+    user_id: str | None = Query(default=None, min_length=1, max_length=256),
+) -> AlwaysGrantList:
+    """Standing ``/always`` grants (of one agent and/or person), by agent, person, tool."""
+    grants = await _services(request).core().always_grants(agent_id=agent_id, user_id=user_id)
+    return AlwaysGrantList(grants=[AlwaysGrantOut.of(g) for g in grants])
+
+
+@router.delete(
+    "/approvals/always/{agent_id}/{user_id}/{tool}",
+    response_model=RevokeResult,
+    responses=error_responses(401, 404, 429),
+)
+async def revoke_always(
+    request: Request, agent_id: str = AgentId, user_id: str = UserId, tool: str = ToolName
+) -> RevokeResult:
+    """End one person's standing grant of one tool to one agent (404 when there is none)."""
+    revoked = await _services(request).core().revoke_always(agent_id, user_id, tool)
+    if not revoked:
+        raise ApiError(
+            404,
+            f"{user_id!r} has no standing grant of {tool!r} for agent {agent_id!r}",
+            code="grant_not_found",
+        )
+    return RevokeResult(revoked=revoked)
+
+
+@router.delete(
+    "/approvals/always/{agent_id}/{user_id}",
+    response_model=RevokeResult,
+    responses=error_responses(401, 429),
+)
+async def revoke_all_always(
+    request: Request, agent_id: str = AgentId, user_id: str = UserId
+) -> RevokeResult:
+    """End every standing grant one person gave one agent (``revoked`` may be 0)."""
+    return RevokeResult(revoked=await _services(request).core().revoke_always(agent_id, user_id))
 
 
 @router.get("/status", response_model=StatusBody, responses=error_responses(401, 429))

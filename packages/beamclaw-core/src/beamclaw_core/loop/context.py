@@ -77,4 +77,5 @@ class LoopContext:
     is_sub_agent: bool = False
     tool_policies: Mapping[str, ApprovalRule] = field(default_factory=dict)
     allowlist: frozenset[str] = frozenset()
+    """Tools the person granted ``always`` to this agent, as of the turn's start."""
     limits: LoopLimits = field(default_factory=LoopLimits)

@@ -73,7 +73,8 @@ class RequestApproval:
 
 @dataclass(frozen=True, slots=True)
 class AllowTool:
-    """Add ``tool`` to the session's allowlist (the user answered ``/always``)."""
+    """Grant ``tool`` to the session's person for its agent (the user answered ``/always``);
+    the grant is durable before the tool's ``ExecuteTool`` runs."""
 
     tool: str
 

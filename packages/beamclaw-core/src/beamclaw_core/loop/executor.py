@@ -91,7 +91,8 @@ class LoopDeps:
     publish: Callable[[TurnEvent], None]
     system_prompt: Callable[[SessionRef], Awaitable[list[Message]]]
     compact: Callable[[Literal["threshold", "overflow"], int], Awaitable[CompactionDone]]
-    allow_tool: Callable[[str], None]
+    allow_tool: Callable[[str], Awaitable[None]]
+    """Grant ``always`` durably (awaited before the tool runs)."""
     clock: Callable[[], float]
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     """Timer of retries, approval timeouts and the turn deadline (virtual time in tests)."""
@@ -253,7 +254,7 @@ class TurnExecutor:
                 self._after(effect.timeout, ApprovalDecision(effect.request_id, "timeout"), op=True)
             )
         elif isinstance(effect, fx.AllowTool):
-            d.allow_tool(effect.tool)
+            await d.allow_tool(effect.tool)
         elif isinstance(effect, fx.SpawnSubAgents):
             if d.spawn is not None:
                 await d.spawn(effect)

@@ -143,12 +143,12 @@ def policy(ctx: LoopContext, turn: Turn, call: ToolCall) -> tuple[Verdict, str]:
         )
     if not rule.requires_approval:
         return "run", ""
+    if ctx.autonomy is Autonomy.READ_ONLY:  # before grants: a standing grant never lifts it
+        return "deny", f"Denied: {call.name} needs approval and this agent is read-only."
     if call.name in ctx.allowlist or call.name in turn.allowed:
         return "run", ""
     if ctx.autonomy is Autonomy.FULL:
         return "run", ""
-    if ctx.autonomy is Autonomy.READ_ONLY:
-        return "deny", f"Denied: {call.name} needs approval and this agent is read-only."
     return "ask", ""
 
 

@@ -1,11 +1,13 @@
 """The session lane (seed 000 ADR-003 ``bc_session``; seed 004 queue decisions).
 
 One lane per conversation in use. It owns the queue of pending runs (persisted, so they
-survive a restart), the session allowlist, the event bus and the in-memory view; when it
-has been :meth:`SessionLane.idle` for a while, :class:`~beamclaw_core.api.Core` drops it
-and rebuilds it from the store on the next use. Its :meth:`SessionLane.loop` is the transient worker:
-the supervisor restarts it after a crash and it resumes the interrupted turn from the
-persisted state (pending tools get synthetic "interrupted" results).
+survive a restart), its person's standing ``/always`` grants for its agent
+(:class:`~beamclaw_core.approvals.PersonAllowlist`), the event bus and the in-memory view;
+when it has been :meth:`SessionLane.idle` for a while, :class:`~beamclaw_core.api.Core`
+drops it and rebuilds it from the store on the next use. Its :meth:`SessionLane.loop` is
+the transient worker: the supervisor restarts it after a crash and it resumes the
+interrupted turn from the persisted state (pending tools get synthetic "interrupted"
+results).
 
 Queue modes: ``followup`` runs queued messages one turn each (FIFO); ``collect`` merges
 everything queued into one turn after a debounce; ``interrupt`` cancels the running turn.
@@ -94,7 +96,7 @@ class SessionLane:
         self.last_activity_at = record.last_activity_at
         self.bus = SessionBus(runtime.subscriber_buffer)
         self.queue: deque[PendingRun] = deque()
-        self.allowlist: set[str] = set()
+        self.allowlist = runtime.always.person(record.agent_id, record.user_id, record.id)
         self.view = ViewCache(runtime.store, record.id, new=record.new)
         self._record_fresh = True
         """The state came with ``record`` just now: the worker's first start need not read
@@ -540,10 +542,10 @@ class SessionLane:
         self.publish(TurnError(self.id, tid, "loop_crash", message))
 
     async def reset_view(self, reason: str) -> None:
-        """Start the LLM view afresh (``/reset``, ``/new``, daily/idle reset); history stays."""
+        """Start the LLM view afresh (``/reset``, ``/new``, daily/idle reset); history and
+        the person's standing ``/always`` grants stay."""
         await self.rt.store.append_marker(self.id, RESET, {"reason": reason}, now=self.rt.clock())
         self.view.invalidate()
-        self.allowlist.clear()
         emit(EventType.SESSION_RESET, session_id=self.id, reason=reason)
 
     def info(self) -> SessionInfo:

@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from beamclaw_core.approvals import AlwaysAllowlist
 from beamclaw_core.loop import effects as fx
 from beamclaw_core.loop.context import ApprovalRules
 from beamclaw_core.messages import Message
@@ -47,6 +48,8 @@ class Runtime:
     provider_for: ProviderFactory
     system_prompt: SystemPromptSource
     clock: Callable[[], float]
+    always: AlwaysAllowlist
+    """Standing ``/always`` grants per agent and person, shared by every lane."""
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     """Every timer of the lanes and loops (debounce, retries, deadlines); tests inject
     virtual time together with ``clock``."""

@@ -9,6 +9,9 @@ tables; a test compares the two. Timestamps are epoch seconds (float).
   conversation. ``kind`` is ``message`` (a :class:`Message` in ``content``), ``summary``
   (a compaction view marker) or ``reset`` (the view starts after it).
 * ``pending_runs`` — messages queued behind a running turn, so they survive a restart.
+* ``always_allowed`` — standing ``/always`` grants, one row per (agent, person, tool), with
+  when and in which session it was given. No foreign key: a grant outlives the session it
+  was given in (deleting that session keeps it; revoking is how it ends).
 """
 
 from __future__ import annotations
@@ -71,6 +74,16 @@ pending_runs = sa.Table(
     sa.Column("position", sa.Integer, nullable=False),
     sa.Column("payload", sa.JSON, nullable=False),
     sa.Column("created_at", sa.Float, nullable=False),
+)
+
+always_allowed = sa.Table(
+    "always_allowed",
+    metadata,
+    sa.Column("agent_id", sa.String(128), primary_key=True),
+    sa.Column("user_id", sa.String(256), primary_key=True),
+    sa.Column("tool", sa.String(256), primary_key=True),
+    sa.Column("session_id", sa.String(128), nullable=True),
+    sa.Column("granted_at", sa.Float, nullable=False),
 )
 
 INDEXES = (
