@@ -243,3 +243,33 @@ async def test_an_evicted_session_still_gets_its_idle_compaction(
     assert view[-1].text.startswith("a long"), "the newest messages stay verbatim"
     await ticks(vt, 20)
     assert len(summariser.calls) == 1, "once per idle period, evicted again or not"
+
+
+async def test_standing_grants_survive_eviction(
+    make_core: Callable[..., Any], vt: VirtualTime
+) -> None:
+    write = EchoTool("write", approval=True)
+    provider = ScriptedProvider(
+        [
+            CallTool("write", {"text": "1"}),
+            Reply("one"),
+            CallTool("write", {"text": "2"}),
+            Reply("two"),
+        ]
+    )
+    settings = make_settings(
+        autonomy_level=Autonomy.SUPERVISED, maintenance={"lane_idle_seconds": 60}
+    )
+    core: Core = make_core(provider, write, settings=settings)
+    await core.start(maintenance=True)
+    handle = await core.send(ADDR, "write one")
+    request = await first(handle.events(), ApprovalRequested)
+    assert await core.answer_approval(handle.session_id, request.request_id, "always")
+    assert await handle.text() == "one"
+    await ticks(vt, 2)
+    assert core.loaded_sessions() == []
+    again = await core.send(ADDR, "write two")
+    events = [e async for e in again.events()]
+    assert not any(isinstance(e, ApprovalRequested) for e in events), "the grant stands"
+    assert await again.text() == "two"
+    assert write.calls == [{"text": "1"}, {"text": "2"}]
