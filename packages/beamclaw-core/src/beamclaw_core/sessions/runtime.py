@@ -101,9 +101,8 @@ def reset_due(
 
 def idle_limit_seconds(idle_minutes: int | None, session_ttl_seconds: int) -> int | None:
     """The effective idle limit: the smaller of ``idle_minutes`` and the TTL, those set."""
-    limits = [m * 60 for m in (idle_minutes,) if m is not None]
-    limits += [session_ttl_seconds] if session_ttl_seconds > 0 else []
-    return min(limits) if limits else None
+    idle = idle_minutes * 60 if idle_minutes is not None else 0
+    return min((limit for limit in (idle, session_ttl_seconds) if limit > 0), default=None)
 
 
 def _duration(seconds: int) -> str:
