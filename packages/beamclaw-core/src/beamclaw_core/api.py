@@ -15,7 +15,8 @@ supervisor: a crashing loop restarts from persisted state; one failing session n
 stalls another.
 
 A session's lane lives in memory only while it is used: maintenance evicts a lane idle
-for ``[core.maintenance] lane_idle_seconds`` (see :meth:`Core._evictable`) and the next
+for ``[core.maintenance] lane_idle_seconds`` (:mod:`beamclaw_core.sessions.usage` says
+which may go) and the next
 call naming the session rebuilds it from the store. The map of lanes changes only under
 ``Core._lock``; a caller that awaits between finding a lane and using it pins it.
 """
@@ -42,6 +43,7 @@ from beamclaw_core.sessions.memory_context import AutoContext, TranscriptIndexer
 from beamclaw_core.sessions.prompts import StaticPrompt, TurnPrompt, WorkspacePrompt
 from beamclaw_core.sessions.runs import SessionAddress
 from beamclaw_core.sessions.runtime import ProviderFactory, Runtime, SystemPromptSource
+from beamclaw_core.sessions.usage import LaneUsage
 from beamclaw_core.settings import CoreSettings
 from beamclaw_core.store import ConversationRecord, ConversationStore, derive_session_id
 from beamclaw_core.subagents import SubAgentRunner
@@ -92,10 +94,9 @@ class Core:
         self._user_on_effect = runtime.on_effect
         runtime.on_effect = self._on_effect
         self._lanes: dict[str, SessionLane] = {}
-        self._pins: dict[str, int] = {}
-        """Callers between finding a lane and handing it work (no eviction meanwhile)."""
-        self._touched: dict[str, float] = {}
-        """When each lane in memory was last used (created, called, a turn ended)."""
+        self._usage = LaneUsage(runtime.clock)
+        """When each loaded lane was last used (created, called, a turn ended) and who
+        holds it (no eviction meanwhile)."""
         self._supervisor: Supervisor | None = None
         self._maintenance: Maintenance | None = None
         self._lock = asyncio.Lock()
@@ -232,7 +233,7 @@ class Core:
         for lane in self._lanes.values():
             lane.close()
         self._lanes.clear()
-        self._touched.clear()
+        self._usage.clear()
         if self._indexer is not None:
             await self._indexer.drain(grace_seconds=STOP_INDEXING_SECONDS)
 
@@ -273,7 +274,7 @@ class Core:
                 drafts=drafts,
             )
         finally:
-            self._unpin(lane.id)
+            self._usage.unpin(lane.id)
 
     async def subscribe(self, session_id: str) -> Subscription:
         """Every event of a session from now on, whichever channel started the turn."""
@@ -359,7 +360,7 @@ class Core:
             await lane.settle()
             await lane.reset_view("reset")
         finally:
-            self._unpin(lane.id)
+            self._usage.unpin(lane.id)
 
     async def delete(self, session_id: str) -> bool:
         """Stop the session and delete it with its history (its lane leaves memory: a
@@ -406,7 +407,7 @@ class Core:
         if isinstance(effect, fx.NotifyClient) and effect.event.terminal:
             session_id = effect.event.session_id
             if session_id in self._lanes:
-                self._touched[session_id] = self._rt.clock()
+                self._usage.use(session_id)
 
     async def _latest_user_message(self, session_id: str) -> tuple[Hashable, str | None]:
         """``(turn key, text)`` of the user message that started the session's current
@@ -469,35 +470,14 @@ class Core:
 
     def _use(self, lane: SessionLane, pin: bool) -> SessionLane:
         """Note a use of ``lane`` (synchronously: eviction cannot come between)."""
-        self._touched[lane.id] = self._rt.clock()
-        if pin:
-            self._pins[lane.id] = self._pins.get(lane.id, 0) + 1
+        self._usage.use(lane.id, pin=pin)
         return lane
-
-    def _unpin(self, session_id: str) -> None:
-        left = self._pins.pop(session_id, 1) - 1
-        if left > 0:
-            self._pins[session_id] = left
-        if session_id in self._lanes:
-            self._touched[session_id] = self._rt.clock()
-
-    def _evictable(self, lane: SessionLane, now: float, idle_seconds: float) -> bool:
-        """A lane may leave memory: no turn, nothing queued, no approval pending, nobody
-        subscribed (finished handles are gone from its bus), not pinned, and unused for
-        ``idle_seconds``. Everything else it holds is in the store."""
-        return (
-            lane.idle()
-            and lane.bus.open_subscriptions() == 0
-            and lane.id not in self._pins
-            and now - self._touched.get(lane.id, lane.last_activity_at) >= idle_seconds
-        )
 
     async def _evict_idle(self, idle_seconds: float) -> list[str]:
         """Drop every lane idle for ``idle_seconds`` (maintenance); their ids."""
         async with self._lock:
-            now = self._rt.clock()
             gone = [
-                lane for lane in self._lanes.values() if self._evictable(lane, now, idle_seconds)
+                lane for lane in self._lanes.values() if self._usage.evictable(lane, idle_seconds)
             ]
             for lane in gone:
                 del self._lanes[lane.id]
@@ -509,8 +489,7 @@ class Core:
         """History retention (maintenance): delete sessions last active before ``before``
         that are not in use; their lanes leave memory."""
         async with self._lock:
-            now = self._rt.clock()
-            keep = [sid for sid, lane in self._lanes.items() if not self._evictable(lane, now, 0)]
+            keep = [sid for sid, lane in self._lanes.items() if not self._usage.evictable(lane, 0)]
             deleted = await self._rt.store.delete_inactive(before, keep=keep)
             for session_id in deleted:
                 lane = self._lanes.pop(session_id, None)
@@ -525,7 +504,7 @@ class Core:
             await sup.stop_child(lane.id)
             sup.remove_child(lane.id)
         lane.close()
-        self._touched.pop(lane.id, None)
+        self._usage.forget(lane.id)
         self._rt.store.forget(lane.id)
         emit(EventType.SESSION_END, session_id=lane.id, reason=reason)
 
