@@ -122,6 +122,20 @@ async def test_pending_runs_and_delete_inactive(store: ConversationStore) -> Non
     assert await store.pending() == []
 
 
+async def test_delete_inactive_spares_what_is_kept_recent_or_busy(
+    store: ConversationStore,
+) -> None:
+    for cid in ("old", "kept", "recent"):
+        await store.ensure(cid, agent_id="a", user_id="u", channel=None, now=1.0)
+    await store.touch("recent", 200.0)
+    await store.commit("old", Idle(), [Message.user("bye")], now=2.0)
+    assert await store.delete_inactive(before=100.0, keep=["kept"]) == ["old"]
+    assert [c.id for c in await store.list()] == ["recent", "kept"]
+    store.forget("kept")  # a dropped seq hint: the next append reads it back
+    await store.commit("kept", Idle(), [Message.user("still here")], now=300.0)
+    assert [m.message.text for m in await store.messages("kept") if m.message] == ["still here"]
+
+
 def test_session_ids_follow_the_seed() -> None:
     import hashlib
 
