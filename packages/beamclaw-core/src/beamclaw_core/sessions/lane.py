@@ -1,11 +1,13 @@
 """The session lane (seed 000 ADR-003 ``bc_session``; seed 004 queue decisions).
 
-One lane per conversation. It is permanent for the life of the process: it owns the
-queue of pending runs (persisted, so they survive a restart), its person's standing
-``/always`` grants for its agent (:class:`~beamclaw_core.approvals.PersonAllowlist`), the
-event bus and the in-memory view. Its :meth:`SessionLane.loop` is the transient worker:
-the supervisor restarts it after a crash and it resumes the interrupted turn from the
-persisted state (pending tools get synthetic "interrupted" results).
+One lane per conversation in use. It owns the queue of pending runs (persisted, so they
+survive a restart), its person's standing ``/always`` grants for its agent
+(:class:`~beamclaw_core.approvals.PersonAllowlist`), the event bus and the in-memory view;
+when it has been :meth:`SessionLane.idle` for a while, :class:`~beamclaw_core.api.Core`
+drops it and rebuilds it from the store on the next use. Its :meth:`SessionLane.loop` is
+the transient worker: the supervisor restarts it after a crash and it resumes the
+interrupted turn from the persisted state (pending tools get synthetic "interrupted"
+results).
 
 Queue modes: ``followup`` runs queued messages one turn each (FIFO); ``collect`` merges
 everything queued into one turn after a debounce; ``interrupt`` cancels the running turn.
@@ -71,6 +73,8 @@ class SessionInfo:
     last_activity_at: float
     error: str | None = None
     parent_id: str | None = None
+    subscribers: int = 0
+    """Open subscriptions to the session's events (streams and unfinished turn handles)."""
 
 
 def _resolve(waiting: asyncio.Future[None]) -> None:
@@ -108,6 +112,8 @@ class SessionLane:
         self._positions: dict[str, int] = {}
         self._turn_lock = asyncio.Lock()
         self._last_enqueue = 0.0
+        self._in_turn = False
+        """The worker took runs off the queue and has not finished their turn."""
         self._accepting: dict[str, asyncio.Future[None]] = {}
         """Senders of runs handed to the idle worker without being queued, waiting for
         the turn's first commit (see :meth:`submit`)."""
@@ -340,14 +346,18 @@ class SessionLane:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
-            runs = await self._take()
-            if not runs:
-                continue
+            self._in_turn = True
             try:
-                await self._turn(runs)
-            except BaseException as exc:
-                self._accept(runs, exc)  # not committed: their senders get the failure
-                raise
+                runs = await self._take()
+                if not runs:
+                    continue
+                try:
+                    await self._turn(runs)
+                except BaseException as exc:
+                    self._accept(runs, exc)  # not committed: their senders get the failure
+                    raise
+            finally:
+                self._in_turn = False
             if any(r.id in self._accepting for r in runs):  # the machine refused the message
                 self._accept(runs, TurnNotStartedError(self.id))
 
@@ -396,6 +406,7 @@ class SessionLane:
             now,
             daily_hour=reset_cfg.daily_hour,
             idle_minutes=reset_cfg.idle_minutes,
+            session_ttl_seconds=self.rt.settings.session_ttl_seconds,
         )
         if why is not None and (await self.view.get()).messages:
             await self.reset_view(f"automatic reset ({why})")
@@ -550,6 +561,7 @@ class SessionLane:
             self.last_activity_at,
             error,
             self.parent_id,
+            self.bus.open_subscriptions(),
         )
 
     async def settle(self) -> None:
@@ -558,4 +570,10 @@ class SessionLane:
             await asyncio.sleep(0.01)
 
     def idle(self) -> bool:
-        return self.executor is None and not self.queue and isinstance(self.state, Idle | Error)
+        """No turn running or about to run, nothing queued, and a quiet state."""
+        return (
+            self.executor is None
+            and not self._in_turn
+            and not self.queue
+            and isinstance(self.state, Idle | Error)
+        )
