@@ -15,6 +15,9 @@ Invariants:
   was already queued is dropped, never applied to the new state.
 * Whatever happens, the turn ends in ``Idle`` or ``Error``; an exception escaping
   :meth:`TurnExecutor.run` is a loop crash for the session supervisor to handle.
+* Exactly one terminal event per turn: the transition that ends a turn is committed
+  before its effects run, and if they fail part-way its terminal event is still
+  published on the way down (a restart finds the turn ended and tells nothing).
 """
 
 from __future__ import annotations
@@ -204,10 +207,27 @@ class TurnExecutor:
         self.state = result.new_state
         if on_commit is not None:
             on_commit()
-        for effect in result.effects:
-            if self.deps.on_effect is not None:
-                self.deps.on_effect(effect)
-            await self._run_effect(effect)
+        effects = result.effects
+        for i, effect in enumerate(effects):
+            started = False
+            try:
+                if self.deps.on_effect is not None:
+                    self.deps.on_effect(effect)
+                started = True
+                await self._run_effect(effect)
+            except BaseException:
+                self._tell_ending(effects[i + 1 if started else i :])
+                raise
+
+    def _tell_ending(self, unrun: tuple[fx.Effect, ...]) -> None:
+        """The effects of a transition failed part-way (a crash, a cancellation): publish
+        its terminal event if it has one not yet published. The end of the turn is
+        committed already, so a restarted loop finds nothing to resume and would never
+        tell it. (A transition without one left the turn busy: the restarted loop resumes
+        the turn, which ends there.)"""
+        for effect in unrun:
+            if isinstance(effect, fx.NotifyClient) and effect.event.terminal:
+                self.deps.publish(effect.event)
 
     async def _run_effect(self, effect: fx.Effect) -> None:
         d = self.deps
