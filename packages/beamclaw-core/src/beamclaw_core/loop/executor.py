@@ -32,7 +32,6 @@ from loguru import logger
 from beamclaw_core.loop import effects as fx
 from beamclaw_core.loop.context import LoopContext
 from beamclaw_core.loop.errors import IllegalTransition
-from beamclaw_core.loop.history import repair_history
 from beamclaw_core.loop.inputs import (
     ApprovalDecision,
     CompactionDone,
@@ -46,6 +45,7 @@ from beamclaw_core.loop.inputs import (
 )
 from beamclaw_core.loop.llm_call import complete_llm, provider_failure, stream_llm
 from beamclaw_core.loop.machine import transition
+from beamclaw_core.loop.request import request_messages
 from beamclaw_core.loop.states import State, is_busy, recovery_form
 from beamclaw_core.loop.turn_events import TurnEvent
 from beamclaw_core.messages import Message
@@ -53,8 +53,6 @@ from beamclaw_core.providers import Provider, estimate_prompt_tokens
 from beamclaw_core.store import ConversationStore, View
 from beamclaw_obs import EventType, emit, scrub
 from beamclaw_tools import SessionRef, ToolCall, ToolDef, ToolPolicy, ToolRegistry, ToolResult
-
-SUMMARY_PREFIX = "[Conversation summary]: "
 
 
 class ViewCache:
@@ -314,10 +312,7 @@ class TurnExecutor:
     async def _request(self) -> tuple[list[Message], tuple[ToolDef, ...]]:
         d = self.deps
         view = await d.view.get()
-        messages = list(await d.system_prompt(d.session))
-        if view.summary:
-            messages.append(Message.system(SUMMARY_PREFIX + view.summary))
-        messages.extend(repair_history(view.messages))
+        messages = request_messages(await d.system_prompt(d.session), view)
         tools: list[ToolDef] = []
         if d.tools is not None:
             tools.extend(d.tools.definitions(d.tool_policy))
