@@ -20,9 +20,17 @@ from beamclaw_core.messages import Message
 from beamclaw_core.providers import CompletionOptions
 from beamclaw_core.sessions import SessionAddress
 from beamclaw_core.settings import CoreSettings
-from beamclaw_core.testing import FailingDatabase, Hang, Reply, ScriptedProvider, ScriptStep
+from beamclaw_core.testing import (
+    CallTool,
+    FailingDatabase,
+    Hang,
+    Reply,
+    ScriptedProvider,
+    ScriptStep,
+)
+from beamclaw_tools import ToolRegistry
 
-from .conftest import make_settings
+from .conftest import EchoTool, make_settings
 
 ADDR = SessionAddress("local:ann", "default", "tui")
 
@@ -131,3 +139,41 @@ async def test_stopping_the_session_mid_turn_ends_the_waiting_handles(
         ended = await asyncio.wait_for(handle.result(), 5)
         assert ended.terminal and ended.turn_id == handle.turn_id
         assert [e async for e in handle.events()][-1] == ended
+
+
+async def test_a_queued_message_whose_first_commit_fails_runs_after_the_restart(
+    failing_db: FailingDatabase,
+) -> None:
+    """The worker takes a queued message and crashes on its first commit (one failed
+    write). The message is still queued in the store; the restarted worker must run it
+    rather than forget it and leave its sender waiting."""
+    first_done = {"seen": False}
+
+    def fail_the_next_turns_first_commit(effect: fx.Effect) -> None:
+        ending = isinstance(effect, fx.NotifyClient) and isinstance(effect.event, TurnDone)
+        if ending and not first_done["seen"]:
+            first_done["seen"] = True
+            failing_db.fail_next = 1
+
+    gate = asyncio.Event()
+    tools = ToolRegistry()
+    tools.register(EchoTool(gate=gate))  # holds the first turn while the second queues
+    provider = ScriptedProvider([CallTool("echo", {"text": "x"}), Reply("one"), Reply("two")])
+    core = Core.create(
+        followup(),
+        failing_db,
+        provider=provider,
+        tools=tools,
+        system_prompt="t",
+        on_effect=fail_the_next_turns_first_commit,
+    )
+    await core.start(maintenance=False)
+    try:
+        running = await core.send(ADDR, "first")
+        queued = await core.send(ADDR, "second")
+        gate.set()
+        assert await asyncio.wait_for(running.text(), 5) == "one"
+        assert await asyncio.wait_for(queued.text(), 5) == "two"
+        assert failing_db.failed_writes == 1
+    finally:
+        await core.stop()

@@ -102,7 +102,9 @@ async def _rounds(
     return calls
 
 
-async def _within(work: Awaitable[int], seconds: float, sleep: Callable[[float], Awaitable[None]]) -> int:
+async def _within(
+    work: Awaitable[int], seconds: float, sleep: Callable[[float], Awaitable[None]]
+) -> int:
     """``work``'s result, or :class:`_FlushTimeoutError` once ``sleep(seconds)`` ends first (the
     work is then cancelled)."""
     task = asyncio.ensure_future(work)

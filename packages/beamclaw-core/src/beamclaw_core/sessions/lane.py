@@ -348,10 +348,13 @@ class SessionLane:
             runs = await self._take()
             if not runs:
                 continue
+            before = self.state
             try:
                 await self._turn(runs)
             except BaseException as exc:
                 self._accept(runs, exc)  # not committed: their senders get the failure
+                if self.state is before:  # no transition committed: still queued in the store
+                    self.queue.extendleft(reversed([r for r in runs if r.persisted]))
                 raise
             if any(r.id in self._accepting for r in runs):  # the machine refused the message
                 self._accept(runs, TurnNotStartedError(self.id))
