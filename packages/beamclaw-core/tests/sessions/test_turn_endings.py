@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from beamclaw_core.api import Core
-from beamclaw_core.loop import TurnDone, TurnError, TurnEvent
+from beamclaw_core.loop import Dropped, TurnDone, TurnError, TurnEvent
 from beamclaw_core.loop import effects as fx
 from beamclaw_core.messages import Message
 from beamclaw_core.providers import CompletionOptions
@@ -177,3 +177,34 @@ async def test_a_queued_message_whose_first_commit_fails_runs_after_the_restart(
         assert failing_db.failed_writes == 1
     finally:
         await core.stop()
+
+
+async def test_giving_up_drops_the_queued_messages_with_a_reason(
+    make_core: Callable[..., Any],
+) -> None:
+    """After the give-up no worker runs until someone sends again: the senders of queued
+    messages are told at once (``Dropped``), and the messages leave the stored queue."""
+    crashing = {"on": False}
+
+    def crash_on_llm_requests(effect: fx.Effect) -> None:
+        if crashing["on"] and isinstance(effect, fx.RequestLlm):
+            raise RuntimeError("injected loop crash")
+
+    gate = asyncio.Event()
+    provider = ScriptedProvider([CallTool("echo", {"text": "x"}), Reply("later")])
+    settings = crash_budget_of_one().model_copy(update={"queue": followup().queue})
+    core: Core = make_core(
+        provider, EchoTool(gate=gate), settings=settings, on_effect=crash_on_llm_requests
+    )
+    await core.start(maintenance=False)
+    running = await core.send(ADDR, "first")
+    queued = await core.send(ADDR, "second")
+    crashing["on"] = True
+    gate.set()
+    failed = await asyncio.wait_for(running.result(), 5)
+    assert isinstance(failed, TurnError) and failed.kind == "loop_crash"
+    dropped = await asyncio.wait_for(queued.result(), 5)
+    assert isinstance(dropped, Dropped) and "kept crashing" in dropped.reason
+    assert await core.store.pending(running.session_id) == []
+    crashing["on"] = False
+    assert await asyncio.wait_for((await core.send(ADDR, "again")).text(), 5) == "later"

@@ -543,7 +543,7 @@ class SessionLane:
         self.state = Error(error_kind="loop_crash", message=message)
         queued, self.queue = list(self.queue), deque[PendingRun]()
         self._positions.clear()
-        stored = True
+        stored = False
         try:
             await self.rt.store.commit(
                 self.id,
@@ -552,8 +552,8 @@ class SessionLane:
                 now=self.rt.clock(),
                 consumed_runs=[r.id for r in queued if r.persisted],
             )
+            stored = True
         except Exception as e:  # told below all the same; nothing else can store it
-            stored = False
             self._record_fresh = True  # the next worker start keeps Error, not the stored state
             logger.opt(exception=e).error("{}: could not store the loop's crash: {}", self.id, e)
         finally:
