@@ -26,7 +26,6 @@ from beamclaw_core.testing import (
     Hang,
     Reply,
     ScriptedProvider,
-    ScriptStep,
 )
 from beamclaw_tools import ToolRegistry
 
@@ -66,7 +65,7 @@ async def test_a_store_failing_in_give_up_still_ends_the_turn_with_turn_error(
     (once), and when the store is back the session answers the next message."""
     outage = {"on": True}
 
-    def rule(_messages: list[Message], _options: CompletionOptions) -> ScriptStep:
+    def rule(_messages: list[Message], _options: CompletionOptions) -> Reply:
         if outage["on"]:
             failing_db.failing = True  # the turn's answer cannot be stored
             return Reply("lost")
