@@ -51,6 +51,9 @@ class AgenticLoopSettings(Section):
     """Model for summaries; None = the provider's configured model."""
     memory_flush: bool = True
     """Before compacting, give the model one hidden turn to save durable facts."""
+    memory_flush_timeout_seconds: float = Field(default=60.0, gt=0)
+    """Bound of one memory flush (before compaction, on ``/new``); past it the flush is
+    abandoned and reported, and ``/new`` still starts a fresh session."""
     max_subagents: int = Field(default=5, ge=1)
     subagent_timeout_seconds: float = Field(default=600.0, gt=0)
 

@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from loguru import logger
+
 from beamclaw_core.loop import effects as fx
 from beamclaw_core.loop.context import ApprovalRule, LoopContext, LoopLimits
 from beamclaw_core.loop.executor import LoopDeps, TurnExecutor, ViewCache
@@ -58,6 +60,7 @@ from beamclaw_tools import ContentPart, SessionRef
 
 RESTART_REASON = "interrupted by restart"
 CRASH_REASON = "the loop crashed and was restarted"
+STOPPED_TEXT = "The session was stopped before this turn ended."
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,8 +252,11 @@ class SessionLane:
                 waiting.set_exception(error)
 
     def close(self) -> None:
-        """The lane is done (stop, delete): its bus closes, and senders of messages
-        handed to its worker but never committed get :class:`TurnNotStartedError`."""
+        """The lane is done (stop, delete): every handle still waiting gets ``TurnError``
+        (kind ``stopped``: its turn cannot end in this process), its bus closes, and
+        senders of messages handed to its worker but never committed get
+        :class:`TurnNotStartedError`."""
+        self._end_unfinished(lambda run_id: TurnError(self.id, run_id, "stopped", STOPPED_TEXT))
         self.bus.close()
         self._abandon_unqueued(TurnNotStartedError(self.id))
 
@@ -351,10 +357,13 @@ class SessionLane:
                 runs = await self._take()
                 if not runs:
                     continue
+                before = self.state
                 try:
                     await self._turn(runs)
                 except BaseException as exc:
                     self._accept(runs, exc)  # not committed: their senders get the failure
+                    if self.state is before:  # no transition committed: still queued in the store
+                        self.queue.extendleft(reversed([r for r in runs if r.persisted]))
                     raise
             finally:
                 self._in_turn = False
@@ -522,7 +531,15 @@ class SessionLane:
         )
 
     async def give_up(self, error: BaseException | None) -> None:
-        """The loop crashed more often than the restart budget allows: ``Error``, user told."""
+        """The loop crashed more often than the restart budget allows: ``Error``, user told.
+
+        Whatever fails here (a store outage is a common reason the loop crashed), every
+        run still waiting ends with exactly one terminal event: the interrupted turn with
+        ``TurnError``, queued runs with ``Dropped`` (the worker is gone: their senders must
+        not wait for someone else's message to restart it), runs taken from the queue but
+        never committed with ``TurnError``. A write that fails is logged; the lane then
+        keeps its ``Error`` state in memory over the stale stored one.
+        """
         message = f"The agent loop kept crashing ({type(error).__name__ if error else 'exit'}); "
         message += "send a new message to try again."
         self._abandon_unqueued(
@@ -536,10 +553,34 @@ class SessionLane:
             result = transition(state, self.context(), Interrupted(CRASH_REASON, resume=False))
             new_messages = [e.message for e in result.effects if isinstance(e, fx.PersistMessage)]
         self.state = Error(error_kind="loop_crash", message=message)
-        await self.rt.store.commit(self.id, self.state, new_messages, now=self.rt.clock())
-        self.view.invalidate()
-        emit(EventType.TURN_ERROR, session_id=self.id, kind="loop_crash")
-        self.publish(TurnError(self.id, tid, "loop_crash", message))
+        queued, self.queue = list(self.queue), deque[PendingRun]()
+        self._positions.clear()
+        stored = False
+        try:
+            await self.rt.store.commit(
+                self.id,
+                self.state,
+                new_messages,
+                now=self.rt.clock(),
+                consumed_runs=[r.id for r in queued if r.persisted],
+            )
+            stored = True
+        except Exception as e:  # told below all the same; nothing else can store it
+            self._record_fresh = True  # the next worker start keeps Error, not the stored state
+            logger.opt(exception=e).error("{}: could not store the loop's crash: {}", self.id, e)
+        finally:
+            self.view.invalidate()
+            emit(EventType.TURN_ERROR, session_id=self.id, kind="loop_crash", stored=stored)
+            self.publish(TurnError(self.id, tid, "loop_crash", message))
+            for run in queued:
+                self.publish(Dropped(self.id, run.id, reason=message))
+            self._end_unfinished(lambda run_id: TurnError(self.id, run_id, "loop_crash", message))
+
+    def _end_unfinished(self, terminal: Callable[[str], TurnEvent]) -> None:
+        """Give every handle still waiting the terminal event ``terminal(run_id)``: no
+        worker is left to end its turn."""
+        while self._handles:
+            self.publish(terminal(next(iter(self._handles))))
 
     async def reset_view(self, reason: str) -> None:
         """Start the LLM view afresh (``/reset``, ``/new``, daily/idle reset); history and
