@@ -212,6 +212,7 @@ class Core:
             await self._supervisor.stop()
         for lane in self._lanes.values():
             lane.close()
+            emit(EventType.SESSION_END, session_id=lane.id, reason="shutdown")
         self._lanes.clear()
         if self._indexer is not None:
             await self._indexer.drain(grace_seconds=STOP_INDEXING_SECONDS)
@@ -328,7 +329,10 @@ class Core:
                 await self._supervisor.stop_child(session_id)
                 self._supervisor.remove_child(session_id)
             lane.close()
-        return await self._rt.store.delete(session_id)
+        deleted = await self._rt.store.delete(session_id)
+        if lane is not None or deleted:
+            emit(EventType.SESSION_END, session_id=session_id, reason="deleted")
+        return deleted
 
     async def flush_indexing(self) -> None:
         """Index the finished turns scheduled so far now, instead of after the batch window
@@ -422,6 +426,9 @@ class Core:
             return
         if status is not None:
             sup.remove_child(lane.id)
+        emit(
+            EventType.AGENT_START, session_id=lane.id, agent_id=lane.agent_id, user_id=lane.user_id
+        )
         sup.start_child(
             ChildSpec(
                 id=lane.id,

@@ -1,6 +1,6 @@
 """The FastAPI application factory. Routes live in ``routes_*`` modules.
 
-Request path, outermost first: body-size limit (413) → rate limit (429, HTTP and WS
+Request path, outermost first: the ``http_request`` obs event → body-size limit (413) → rate limit (429, HTTP and WS
 handshakes) → routing → bearer-token dependency (401) → handler. Every error the gateway
 itself produces has the OpenAI error shape.
 """
@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse, Response
 from beamclaw_gateway._version import __version__
 from beamclaw_gateway.errors import ApiError, GatewayNotStartedError
 from beamclaw_gateway.middleware import BodyLimitMiddleware, RateLimitMiddleware
+from beamclaw_gateway.request_events import RequestEventsMiddleware
 from beamclaw_gateway.routes_a2a import router as a2a_router
 from beamclaw_gateway.routes_api import router as api_router
 from beamclaw_gateway.routes_health import router as health_router
@@ -98,4 +99,5 @@ def create_app(runtime: GatewayRuntime) -> FastAPI:
         trust_forwarded_for=runtime.config.gateway.http.trust_forwarded_for,
     )
     app.add_middleware(BodyLimitMiddleware, max_bytes=runtime.config.gateway.http.max_body_bytes)
+    app.add_middleware(RequestEventsMiddleware)
     return app

@@ -16,7 +16,7 @@ from fastapi.security import HTTPBearer
 
 from beamclaw_gateway.errors import ApiError
 from beamclaw_gateway.settings import HttpSettings
-from beamclaw_obs import MissingSecretError
+from beamclaw_obs import EventType, MissingSecretError, emit
 
 
 def bearer_token(authorization: str | None) -> str | None:
@@ -55,12 +55,18 @@ class TokenGuard:
         if self._secret is None:
             return True
         if not presented:
-            return False
+            return _refused("missing")
         try:
             expected = self._secret.resolve("gateway token")
         except MissingSecretError:
-            return False
-        return hmac.compare_digest(presented.encode(), expected.encode())
+            return _refused("unresolved")
+        return hmac.compare_digest(presented.encode(), expected.encode()) or _refused("invalid")
+
+
+def _refused(reason: str) -> bool:
+    """A token was refused: the ``auth_failed`` event (never the token), then False."""
+    emit(EventType.AUTH_FAILED, credential="gateway_token", reason=reason)
+    return False
 
 
 def unauthorized(message: str = "missing or invalid gateway token") -> ApiError:
