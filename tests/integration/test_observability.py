@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -271,3 +272,11 @@ async def test_every_event_type_is_emitted_and_metrics_count() -> None:
     assert _metric(metrics, "beamclaw_tool_duration_seconds_count") > 0
     assert _metric(metrics, "beamclaw_http_requests_total", status="401") >= 1
     assert _metric(metrics, "beamclaw_http_requests_total", route="/v1/chat/completions") >= 10
+
+
+def test_docs_describe_every_event_type() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs/architecture.md").read_text()
+    table = docs.split("## Events and metrics", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    described = {name for row in rows for name in re.findall(r"`([a-z_]+)`", row.split("|")[1])}
+    assert {t.value for t in EventType} <= described
