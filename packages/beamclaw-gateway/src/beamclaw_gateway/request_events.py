@@ -3,9 +3,10 @@
 The outermost layer (app.py), so requests refused by the body limit (413) or the rate
 limiter (429) are counted too. The event carries the method, the matched route's
 template (``/api/sessions/{session_id}``, never the raw path: bounded metric labels and
-no ids in them; ``unmatched`` when no route matched), the response status (500 when the
-app raised before answering) and the duration in milliseconds up to the response's end.
-WebSocket handshakes are not HTTP requests here.
+no ids in them; ``unmatched`` when no route matched, as for the 413s and 429s refused
+before routing), the response status (500 when the app raised before answering) and the
+duration in milliseconds up to the response's end. WebSocket handshakes are not HTTP
+requests here.
 """
 
 from __future__ import annotations
