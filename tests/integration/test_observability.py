@@ -207,6 +207,21 @@ async def _main_gateway(gw: LiveGateway, recorder: EventRecorder, router: Router
     return metrics.content
 
 
+async def _first_gateway(config: BeamclawConfig, recorder: EventRecorder, router: Router) -> str:
+    async with live_gateway(config=config) as gw:
+        return (await _main_gateway(gw, recorder, router)).decode()
+
+
+async def _second_gateway(config: BeamclawConfig, recorder: EventRecorder) -> list[int]:
+    """The restart: the cut turn is recovered; a strict limit answers 429."""
+    async with (
+        live_gateway(config=config) as gw,
+        httpx.AsyncClient(base_url=gw.base_url, timeout=30) as c,
+    ):
+        await _until(lambda: _seen(recorder, EventType.SESSION_RECOVERED))
+        return [(await c.get("/api/status", headers=AUTH)).status_code for _ in range(3)]
+
+
 def _metric(text: str, name: str, **labels: str) -> float:
     """Sum of the samples of ``name`` whose labels include ``labels``."""
     total = 0.0
@@ -232,17 +247,10 @@ async def test_every_event_type_is_emitted_and_metrics_count() -> None:
         async with FakeOpenAIServer([router] * 500) as llm, FakeEmbeddingServer() as emb:
             emb.status = 500
             config = gateway_config(llm, emb)
-            async with live_gateway(config=config) as gw:
-                metrics = (await _main_gateway(gw, recorder, router)).decode()
+            metrics = await _first_gateway(config, recorder, router)
             config.gateway.rate_limit.per_ip = "2/minute"
             config.mcp = MCPSettings()
-            async with live_gateway(config=config) as gw:
-                await _until(lambda: _seen(recorder, EventType.SESSION_RECOVERED))
-                async with httpx.AsyncClient(base_url=gw.base_url, timeout=30) as c:
-                    codes = [
-                        (await c.get("/api/status", headers=AUTH)).status_code for _ in range(3)
-                    ]
-                assert codes[-1] == 429
+            assert await _second_gateway(config, recorder) == [200, 200, 429]
         get_emitter().flush()
         events: list[Event] = list(recorder.events)
 
