@@ -1,8 +1,9 @@
 """The FastAPI application factory. Routes live in ``routes_*`` modules.
 
-Request path, outermost first: the ``http_request`` obs event → body-size limit (413) → rate limit (429, HTTP and WS
-handshakes) → routing → bearer-token dependency (401) → handler. Every error the gateway
-itself produces has the OpenAI error shape.
+Request path, outermost first: the ``http_request`` obs event (request_events.py) →
+body-size limit (413) → rate limit (429, HTTP and WS handshakes) → routing → bearer-token
+dependency (401) → handler. Every error the gateway itself produces has the OpenAI error
+shape.
 """
 
 from __future__ import annotations
