@@ -79,7 +79,7 @@ def test_lowest_package_installs_and_imports_alone(wheels: dict[str, Path], tmp_
     )
     assert r.returncode == 0, r.stderr
     probe = (
-        "import beamclaw_obs, json, sys; beamclaw_obs.emit(beamclaw_obs.EventType.HEARTBEAT); "
+        "import beamclaw_obs, json, sys; beamclaw_obs.emit(beamclaw_obs.EventType.GATEWAY_STOP); "
         "print(beamclaw_obs.__version__); "
         "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules "
         "if m.startswith('beamclaw_')})))"

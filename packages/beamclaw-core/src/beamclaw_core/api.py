@@ -232,6 +232,7 @@ class Core:
             await self._supervisor.stop()
         for lane in self._lanes.values():
             lane.close()
+            emit(EventType.SESSION_END, session_id=lane.id, reason="shutdown")
         self._lanes.clear()
         self._usage.clear()
         if self._indexer is not None:
@@ -369,8 +370,11 @@ class Core:
             lane = self._lanes.pop(session_id, None)
             if lane is not None:
                 await lane.cancel("Session deleted")
-                await self._retire(lane, "deleted")
-            return await self._rt.store.delete(session_id)
+                await self._retire(lane, "deleted")  # emits SESSION_END
+            deleted = await self._rt.store.delete(session_id)
+            if lane is None and deleted:
+                emit(EventType.SESSION_END, session_id=session_id, reason="deleted")
+            return deleted
 
     def loaded_sessions(self) -> list[str]:
         """Ids of the sessions whose lane is in memory now (the others are rebuilt from the
@@ -525,6 +529,9 @@ class Core:
             return
         if status is not None:
             sup.remove_child(lane.id)
+        emit(
+            EventType.AGENT_START, session_id=lane.id, agent_id=lane.agent_id, user_id=lane.user_id
+        )
         sup.start_child(
             ChildSpec(
                 id=lane.id,

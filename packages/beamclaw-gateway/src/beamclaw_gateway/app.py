@@ -1,10 +1,11 @@
 """The FastAPI application factory. Routes live in ``routes_*`` modules.
 
 Request path, outermost first: request context (``X-Request-Id``, log context, JSON 500
-for an escaped exception) → body-size limit (413) → rate limit (429, HTTP and WS
-handshakes) → routing → bearer-token dependency (401) → handler. Every error response,
-whatever produced it (404/405 routing, 422 validation, an ``HTTPException``, a crash),
-has the OpenAI error shape.
+for an escaped exception) → the ``http_request`` obs event (request_events.py) →
+body-size limit (413) → rate limit (429, HTTP and WS handshakes) → routing →
+bearer-token dependency (401) → handler. Every error response, whatever produced it
+(404/405 routing, 422 validation, an ``HTTPException``, a crash), has the OpenAI error
+shape.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from starlette.exceptions import HTTPException
 from beamclaw_gateway._version import __version__
 from beamclaw_gateway.errors import ApiError, GatewayNotStartedError
 from beamclaw_gateway.middleware import BodyLimitMiddleware, RateLimitMiddleware
+from beamclaw_gateway.request_events import RequestEventsMiddleware
 from beamclaw_gateway.request_context import RequestContextMiddleware
 from beamclaw_gateway.routes_a2a import router as a2a_router
 from beamclaw_gateway.routes_api import router as api_router
@@ -148,5 +150,6 @@ def create_app(runtime: GatewayRuntime) -> FastAPI:
         trust_forwarded_for=runtime.config.gateway.http.trust_forwarded_for,
     )
     app.add_middleware(BodyLimitMiddleware, max_bytes=runtime.config.gateway.http.max_body_bytes)
+    app.add_middleware(RequestEventsMiddleware)
     app.add_middleware(RequestContextMiddleware)
     return app

@@ -30,7 +30,7 @@ def rate_subject(ip: str, presented: str | None, guard: TokenGuard) -> tuple[Cli
     """The kind of client and the identity its requests are counted under: a valid
     token (when one is configured) by its hash, anyone else by IP."""
     checked = presented is not None and guard.required
-    verified = checked and guard.check(presented)
+    verified = checked and guard.refusal(presented) is None
     kind = client_kind(ip, token_verified=verified, token_rejected=checked and not verified)
     if kind == "authenticated" and presented is not None:
         return kind, token_key(presented)

@@ -26,7 +26,7 @@ from loguru import logger
 
 from beamclaw_gateway.settings import RateLimitSettings
 from beamclaw_gateway.window_storage import WindowStorage
-from beamclaw_obs import ComponentHealth, HealthState
+from beamclaw_obs import ComponentHealth, EventType, HealthState, emit
 
 ClientKind = Literal["anonymous", "loopback", "authenticated"]
 
@@ -117,6 +117,12 @@ class RateLimiter:
                     allowed, item.amount, stats.remaining, stats.reset_time - time.time()
                 )
                 if not allowed:
+                    emit(
+                        EventType.RATE_LIMITED,
+                        by=kind,
+                        limit=str(item),
+                        retry_after=decision.reset_after,
+                    )
                     return decision
                 if tightest is None or decision.remaining < tightest.remaining:
                     tightest = decision

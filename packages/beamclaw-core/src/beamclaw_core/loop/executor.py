@@ -45,6 +45,7 @@ from beamclaw_core.loop.inputs import (
 )
 from beamclaw_core.loop.llm_call import complete_llm, provider_failure, stream_llm
 from beamclaw_core.loop.machine import transition
+from beamclaw_core.loop.observe import observe_turn_event
 from beamclaw_core.loop.request import request_messages
 from beamclaw_core.loop.states import State, is_busy, recovery_form
 from beamclaw_core.loop.turn_events import TurnEvent
@@ -128,6 +129,8 @@ class TurnExecutor:
         self._measured: tuple[list[Message], tuple[ToolDef, ...]] | None = None
         """The request ``MeasureContext`` built, reused by the ``RequestLlm`` that follows
         it; dropped by anything that changes the view (a commit, a compaction)."""
+        self._started_at: float | None = None
+        """When the running turn began (for its obs events' duration)."""
 
     # ------------------------------------------------------------ public
 
@@ -203,6 +206,8 @@ class TurnExecutor:
             self.deps.view.extend(new_messages)
             if new_messages:
                 self._measured = None
+        if (turn := getattr(self.state, "turn", None)) is not None:
+            self._started_at = turn.started_at
         self.state = result.new_state
         if on_commit is not None:
             on_commit()
@@ -234,6 +239,7 @@ class TurnExecutor:
             return
         if isinstance(effect, fx.NotifyClient):
             d.publish(effect.event)
+            observe_turn_event(effect.event, self._started_at, d.clock())
         elif isinstance(effect, fx.MeasureContext):
             self._measured = messages, tools = await self._request()
             tokens = estimate_prompt_tokens(messages, tools)

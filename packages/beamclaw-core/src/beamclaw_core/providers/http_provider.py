@@ -548,6 +548,7 @@ class HttpProvider(ABC):
             "model": model,
             "status": status,
             "duration_ms": round((time.monotonic() - started) * 1000, 1),
+            "success": completion is not None,
         }
         if completion is not None:
             usage = completion.message.usage or Usage()
