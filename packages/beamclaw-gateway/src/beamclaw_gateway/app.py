@@ -22,8 +22,8 @@ from starlette.exceptions import HTTPException
 from beamclaw_gateway._version import __version__
 from beamclaw_gateway.errors import ApiError, GatewayNotStartedError
 from beamclaw_gateway.middleware import BodyLimitMiddleware, RateLimitMiddleware
-from beamclaw_gateway.request_events import RequestEventsMiddleware
 from beamclaw_gateway.request_context import RequestContextMiddleware
+from beamclaw_gateway.request_events import RequestEventsMiddleware
 from beamclaw_gateway.routes_a2a import router as a2a_router
 from beamclaw_gateway.routes_api import router as api_router
 from beamclaw_gateway.routes_health import router as health_router
