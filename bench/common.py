@@ -50,3 +50,13 @@ def traced_peak() -> Iterator[Callable[[], int]]:
 def max_rss_mb() -> float:
     """The process's peak resident set size so far, in MiB."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def rss_mb() -> float:
+    """The process's resident set size now, in MiB (Linux ``/proc``; else the peak)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            pages = int(statm.read().split()[1])
+    except OSError:
+        return max_rss_mb()
+    return pages * resource.getpagesize() / 1024 / 1024

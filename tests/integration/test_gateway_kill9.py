@@ -4,7 +4,8 @@ A real ``beamclaw serve`` runs against the fake OpenAI server over HTTP. A turn 
 slow ``bash`` tool (autonomy ``full``); once the tool runs, the process is killed with
 SIGKILL. After a restart on the same home, every committed message is there, the pending
 tool call has exactly one "interrupted" result, the whole history is valid, and the
-session takes the next turn.
+session takes the next turn. A turn sent with an ``Idempotency-Key`` and killed the same
+way does not leave its key stuck: the retry with the same key runs afresh, once.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _config(path: Path, base_url: str, port: int) -> Path:
+def _config(path: Path, base_url: str, port: int, extra: str = "") -> Path:
     path.write_text(
         f"""
 [core]
@@ -49,7 +50,7 @@ debounce_ms = 0
 port = {port}
 [obs]
 log_level = "WARNING"
-""",
+{extra}""",
         encoding="utf-8",
     )
     return path
@@ -177,3 +178,71 @@ async def test_kill_9_mid_tool_then_restart_recovers_every_committed_message(
         "tool",
         "user",
     ]
+
+
+async def test_kill_9_mid_turn_then_restart_a_retry_with_the_same_idempotency_key_runs(
+    tmp_path: Path,
+) -> None:
+    port = _free_port()
+    marker = tmp_path / "tool-started"
+    script = [
+        FakeReply(
+            text="Let me check.",
+            tool_calls=(FakeToolCall("bash", {"command": f"touch {marker} && sleep 120"}),),
+        ),
+        FakeReply("Done after the retry."),
+    ]
+    lease = 1.0
+    request = {
+        "model": "beamclaw/default",
+        "messages": [{"role": "user", "content": "run the slow thing once"}],
+    }
+    headers = {"X-Session-Id": "kill9-idempotent", "Idempotency-Key": "retry-me"}
+    async with FakeOpenAIServer(script) as fake:
+        extra = f"[gateway.api]\nidempotency_lease_seconds = {lease}\n"
+        env = {
+            **os.environ,
+            "BEAMCLAW_HOME": str(tmp_path / "home"),
+            "BEAMCLAW_CONFIG": str(_config(tmp_path / "beamclaw.toml", fake.base_url, port, extra)),
+        }
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+            log = tmp_path / "gateway.log"
+            first = _start(env, log)
+            try:
+                await _wait_ready(client, first, log)
+                turn = asyncio.create_task(
+                    client.post("/v1/chat/completions", headers=headers, json=request)
+                )
+                deadline = time.monotonic() + 30
+                while not marker.exists():
+                    assert time.monotonic() < deadline, "the tool never started"
+                    await asyncio.sleep(0.05)
+                first.send_signal(signal.SIGKILL)
+                first.wait(10)
+                killed = time.monotonic()
+                turn.cancel()
+                await asyncio.gather(turn, return_exceptions=True)
+            finally:
+                if first.poll() is None:
+                    first.kill()
+
+            second = _start(env, log)
+            try:
+                await _wait_ready(client, second, log)
+                await asyncio.sleep(max(0.0, killed + lease * 1.5 - time.monotonic()))
+                retry = await client.post("/v1/chat/completions", headers=headers, json=request)
+                replay = await client.post("/v1/chat/completions", headers=headers, json=request)
+            finally:
+                second.send_signal(signal.SIGTERM)
+                try:
+                    second.wait(30)
+                finally:
+                    if second.poll() is None:
+                        second.kill()
+    assert retry.status_code == 200, retry.text
+    assert "idempotent-replayed" not in retry.headers
+    assert retry.json()["choices"][0]["message"]["content"] == "Done after the retry."
+    assert replay.status_code == 200, replay.text
+    assert replay.headers["idempotent-replayed"] == "true"
+    assert replay.json() == retry.json()
+    assert len(fake.requests) == 2  # the killed turn's call and the retry's, nothing more

@@ -95,7 +95,7 @@ def test_agent_lifecycle(run_cli: Run, beamclaw_home: Path) -> None:
     bad = run_cli("agent", "create", "../evil")
     assert bad.returncode == 1
     listing = json.loads(run_cli("agent", "list", "--json").stdout)
-    assert [a["name"] for a in listing] == ["scout"]
+    assert [a["name"] for a in listing] == ["default", "scout"]
     shown = json.loads(run_cli("agent", "show", "scout", "--json").stdout)
     assert "MEMORY.md" in shown["files"]
     skills = beamclaw_home / "agents" / "scout" / "skills" / "mine"
@@ -112,3 +112,40 @@ def test_agent_lifecycle(run_cli: Run, beamclaw_home: Path) -> None:
     assert not (beamclaw_home / "agents" / "scout").exists()
     missing = run_cli("agent", "show", "scout")
     assert missing.returncode == 1
+
+
+def test_agent_list_on_a_fresh_home_shows_the_default_agent(
+    run_cli: Run, beamclaw_home: Path
+) -> None:
+    listing = json.loads(run_cli("agent", "list", "--json").stdout)
+    assert [a["name"] for a in listing] == ["default"]
+    assert (beamclaw_home / "agents" / "default" / "SOUL.md").exists()
+    text = run_cli("agent", "list")
+    assert text.stdout.startswith("default ")
+
+
+def test_doctor_reports_the_effective_rate_limits(run_cli: Run, beamclaw_home: Path) -> None:
+    _write_config(beamclaw_home, '[gateway.rate_limit]\nper_ip = "7/second"\n')
+    r = run_cli("doctor", "--offline")
+    line = next(x for x in r.stdout.splitlines() if x.startswith("[ok] rate limits:"))
+    assert "per_ip 7/second" in line
+    assert "storage_uri memory://" in line
+    _write_config(beamclaw_home, "[gateway.rate_limit]\nenabled = false\n")
+    off = run_cli("doctor", "--offline")
+    assert "[warn] rate limits: off ([gateway.rate_limit] enabled = false)" in off.stdout
+
+
+def test_doctor_claims_no_sandbox_and_refuses_enabling_it(
+    run_cli: Run, beamclaw_home: Path
+) -> None:
+    r = run_cli("doctor", "--offline")
+    assert "container" not in r.stdout
+    assert not any(
+        line.startswith(("[ok] sandbox", "[ok] docker")) for line in r.stdout.splitlines()
+    )
+    _write_config(beamclaw_home, "[sandbox]\nenabled = true\n")
+    refused = run_cli("doctor", "--offline")
+    assert refused.returncode == 1
+    assert "[fail] config:" in refused.stdout
+    assert "sandbox.enabled = true: the Docker sandbox is not available yet" in refused.stdout
+    assert "container" not in refused.stdout

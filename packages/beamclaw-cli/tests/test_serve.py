@@ -52,8 +52,10 @@ def test_serve_health_metrics_and_clean_ctrl_c(beamclaw_home: Path) -> None:
             proc.kill()
     assert proc.returncode == 0, err
     assert "Traceback" not in err
-    assert "LLM provider: openrouter" in out
-    assert "OPENROUTER_API_KEY is not set" in out
+    first = out.splitlines()[:2]  # a fresh home without a key: the first lines say what to do
+    assert first[0].startswith("config: packaged defaults"), out
+    assert first[1].startswith("LLM provider: openrouter"), out
+    assert "OPENROUTER_API_KEY is not set: run `beamclaw onboard`" in first[1]
     assert (beamclaw_home / "beamclaw.db").exists()
     assert (beamclaw_home / "logs" / "beamclaw.jsonl").exists()
 

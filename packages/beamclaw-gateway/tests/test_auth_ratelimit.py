@@ -12,11 +12,12 @@ import websockets
 from websockets.exceptions import InvalidStatus
 
 from beamclaw_core.testing import Reply, ScriptedProvider
-from beamclaw_gateway.ratelimit import RateLimiter
+from beamclaw_gateway import BeamclawConfig
+from beamclaw_gateway.ratelimit import RateLimiter, client_kind
 from beamclaw_gateway.settings import RateLimitSettings
 from beamclaw_obs import Secret
 
-from .conftest import gateway_config, live_gateway
+from .conftest import LiveGateway, gateway_config, live_gateway
 
 TOKEN = "s3cret-gateway-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -130,7 +131,7 @@ async def test_websocket_auth_by_header_or_first_frame() -> None:
 
 async def test_rate_limit_429_with_headers_on_http_and_ws_handshake() -> None:
     config = gateway_config()
-    config.gateway.rate_limit.per_ip = "3/minute"
+    config.gateway.rate_limit.per_loopback = "3/minute"
     async with live_gateway(ScriptedProvider([]), config) as gw:
         async with httpx.AsyncClient(base_url=gw.base_url) as c:
             ok = [await c.get("/v1/models") for _ in range(3)]
@@ -153,16 +154,81 @@ async def test_rate_limit_429_with_headers_on_http_and_ws_handshake() -> None:
     assert info.value.response.status_code == 429
 
 
-async def test_per_token_limit_is_separate_from_per_ip() -> None:
-    limiter = RateLimiter(RateLimitSettings(per_ip="100/minute", per_token="2/minute"))
+def _default_limits(config: BeamclawConfig) -> BeamclawConfig:
+    config.gateway.rate_limit = RateLimitSettings()
+    return config
+
+
+def _from(gw: LiveGateway, ip: str) -> httpx.AsyncClient:
+    """A client whose requests reach the running app from ``ip`` (the ASGI scope's client)."""
+    transport = httpx.ASGITransport(app=gw.app, client=(ip, 40000))
+    return httpx.AsyncClient(transport=transport, base_url="http://gateway")
+
+
+async def test_a_loopback_batch_script_is_not_throttled_by_the_default_limits() -> None:
+    async with (
+        live_gateway(ScriptedProvider([]), _default_limits(gateway_config())) as gw,
+        httpx.AsyncClient(base_url=gw.base_url) as c,
+    ):
+        statuses = [(await c.get("/v1/models")).status_code for _ in range(300)]
+    assert statuses == [200] * 300
+
+
+async def test_default_limits_protect_from_outside_and_from_wrong_tokens() -> None:
+    protective = RateLimitSettings().per_ip
+    assert protective == "120/minute"
+    async with live_gateway(ScriptedProvider([]), _default_limits(token_config())) as gw:
+        async with _from(gw, "203.0.113.7") as outsider:
+            anonymous = [(await outsider.get("/.well-known/agent.json")) for _ in range(121)]
+        async with _from(gw, "203.0.113.8") as member:
+            authed = [
+                (await member.get("/v1/models", headers=AUTH)).status_code for _ in range(300)
+            ]
+        async with _from(gw, "127.0.0.1") as local_guesser:
+            wrong = {"Authorization": "Bearer not-the-token"}
+            guesses = [(await local_guesser.get("/v1/models", headers=wrong)) for _ in range(121)]
+    assert {r.status_code for r in anonymous[:120]} == {200}
+    assert anonymous[120].status_code == 429
+    assert int(anonymous[120].headers["retry-after"]) >= 1
+    assert anonymous[0].headers["x-ratelimit-limit"] == "120"
+    assert authed == [200] * 300
+    assert {r.status_code for r in guesses[:120]} == {401}
+    assert guesses[120].status_code == 429
+
+
+async def test_each_kind_of_client_has_its_own_limit() -> None:
+    limiter = RateLimiter(
+        RateLimitSettings(per_ip="1/minute", per_loopback="2/minute", per_token="3/minute")
+    )
     try:
-        results = [(await limiter.check("1.2.3.4", "tok")).allowed for _ in range(3)]
-        other = await limiter.check("1.2.3.4", "other-token")
-        anonymous = await limiter.check("1.2.3.4")
+        anonymous = [(await limiter.check("anonymous", "1.2.3.4")).allowed for _ in range(2)]
+        loopback = [(await limiter.check("loopback", "127.0.0.1")).allowed for _ in range(3)]
+        token = [(await limiter.check("authenticated", "tok")).allowed for _ in range(4)]
+        other = await limiter.check("authenticated", "other-token")
     finally:
         await limiter.close()
-    assert results == [True, True, False]
-    assert other.allowed and anonymous.allowed
+    assert anonymous == [True, False]
+    assert loopback == [True, True, False]
+    assert token == [True, True, True, False]
+    assert other.allowed
+
+
+@pytest.mark.parametrize(
+    ("ip", "verified", "rejected", "kind"),
+    [
+        ("127.0.0.1", False, False, "loopback"),
+        ("127.8.9.10", False, False, "loopback"),
+        ("::1", False, False, "loopback"),
+        ("::ffff:127.0.0.1", False, False, "loopback"),
+        ("127.0.0.1", False, True, "anonymous"),
+        ("203.0.113.7", False, False, "anonymous"),
+        ("203.0.113.7", True, False, "authenticated"),
+        ("127.0.0.1", True, False, "authenticated"),
+        ("unknown", False, False, "anonymous"),
+    ],
+)
+def test_client_kind(ip: str, verified: bool, rejected: bool, kind: str) -> None:
+    assert client_kind(ip, token_verified=verified, token_rejected=rejected) == kind
 
 
 @pytest.mark.redis
@@ -171,9 +237,9 @@ async def test_redis_storage_is_shared_between_limiters(redis_url: str) -> None:
     node_a, node_b = RateLimiter(settings), RateLimiter(settings)
     try:
         await node_a.reset()
-        first = await node_a.check("10.0.0.1")
-        second = await node_b.check("10.0.0.1")
-        third = await node_a.check("10.0.0.1")
+        first = await node_a.check("anonymous", "10.0.0.1")
+        second = await node_b.check("anonymous", "10.0.0.1")
+        third = await node_a.check("anonymous", "10.0.0.1")
         assert node_a.health().as_dict()["storage"] == "redis"
     finally:
         await node_a.reset()
@@ -191,7 +257,7 @@ async def test_unreachable_storage_fails_open_and_reports_degraded() -> None:
         port = s.getsockname()[1]
     limiter = RateLimiter(RateLimitSettings(storage_uri=f"redis://127.0.0.1:{port}/0"))
     try:
-        decision = await limiter.check("1.1.1.1")
+        decision = await limiter.check("anonymous", "1.1.1.1")
     finally:
         await limiter.close()
     assert decision.allowed

@@ -41,6 +41,15 @@ async def test_health_reports_version_uptime_components(client: httpx.AsyncClien
     assert set(db["migrations"]) == expected_heads()
 
 
+async def test_health_reports_no_component_that_does_not_exist(
+    client: httpx.AsyncClient,
+) -> None:
+    components = (await client.get("/health")).json()["components"]
+    assert "scheduler" not in components  # nothing runs scheduled jobs yet
+    assert "sandbox" not in components
+    assert {"database", "channels", "rate_limit"} <= set(components)
+
+
 async def test_ready_only_when_started(client: httpx.AsyncClient, runtime: GatewayRuntime) -> None:
     assert (await client.get("/ready")).json() == {"ready": True}
     await runtime.stop()
@@ -67,7 +76,10 @@ async def test_metrics_can_be_disabled(beamclaw_home: Path) -> None:
     try:
         transport = httpx.ASGITransport(app=create_app(runtime))
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
-            assert (await c.get("/metrics")).status_code == 404
+            response = await c.get("/metrics")
+            assert response.status_code == 404
+            assert response.json()["error"]["code"] == "metrics_disabled"
+            assert response.headers["x-request-id"]
     finally:
         await runtime.stop()
 

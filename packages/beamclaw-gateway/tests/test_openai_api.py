@@ -13,7 +13,7 @@ import pytest
 
 from beamclaw_core.messages import Message, Usage
 from beamclaw_core.providers.base import CompletionOptions
-from beamclaw_core.testing import CallTool, Fail, Reply, ScriptedProvider
+from beamclaw_core.testing import CallTool, Fail, FailingDatabase, Reply, ScriptedProvider
 
 from .conftest import gateway_config, live_gateway
 
@@ -351,6 +351,21 @@ async def test_user_and_session_routing() -> None:
     assert r3.headers["x-session-id"] == "mine"
 
 
+async def test_x_user_id_header_beats_the_body_user_field() -> None:
+    provider = ScriptedProvider([Reply("a")])
+    async with live_gateway(provider) as gw:
+        async with httpx.AsyncClient(base_url=gw.base_url) as c:
+            r = await c.post(
+                "/v1/chat/completions",
+                json={"model": "default", "messages": USER, "user": "body-user"},
+                headers={"X-User-Id": "header-user"},
+            )
+        sessions = await gw.runtime.core.list_sessions()
+    assert r.status_code == 200, r.text
+    assert [s.user_id for s in sessions] == ["api:header-user"]
+    assert r.headers["x-session-id"] == sessions[0].session_id
+
+
 async def test_approval_in_an_http_turn_is_denied_by_default_never_hangs() -> None:
     provider = ScriptedProvider(
         [CallTool("write_file", {"path": "x.txt", "content": "hi"}), Reply("could not write")]
@@ -380,3 +395,31 @@ def test_answer_bodies_built_directly_equal_the_models() -> None:
             assert CompletionUsage.model_validate(counted).model_dump(mode="json") == counted
             assert counted["total_tokens"] == total
             assert counted["prompt_tokens_details"] == {"cached_tokens": usage.cached_tokens}
+
+
+async def test_a_store_outage_mid_turn_answers_with_an_error_instead_of_hanging() -> None:
+    """The store fails every write from the turn's LLM call on: the loop crashes past its
+    restart budget and its give-up cannot store the error either. The /v1 client still
+    gets an error answer (the turn's ``TurnError``), within a bound."""
+    config = gateway_config()
+    config.core.restart.max_restarts = 1
+    config.core.restart.backoff_seconds = 0.0
+    databases: list[FailingDatabase] = []
+
+    def open_database(url: str) -> FailingDatabase:
+        databases.append(FailingDatabase(url))
+        return databases[-1]
+
+    def rule(_messages: list[Message], _options: CompletionOptions) -> Reply:
+        databases[0].failing = True  # from here on nothing can be stored
+        return Reply("never stored")
+
+    provider = ScriptedProvider([rule], repeat_last=True)
+    async with live_gateway(provider, config, database_factory=open_database) as gw:
+        async with client_for(gw.base_url, timeout=10.0) as client:
+            with pytest.raises(openai.APIStatusError) as failed:
+                await client.chat.completions.create(model="beamclaw/default", messages=USER)
+        databases[0].failing = False  # let the gateway stop cleanly
+    assert failed.value.status_code == 502
+    assert "kept crashing" in failed.value.message
+    assert databases[0].failed_writes >= 3

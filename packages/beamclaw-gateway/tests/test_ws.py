@@ -204,3 +204,27 @@ async def test_user_ids_keep_their_channel_prefix(user: str) -> None:
     from beamclaw_gateway.ws import ws_user_id
 
     assert ws_user_id(user) == ("local:ann" if ":" in user else "ws:ann")
+
+
+async def test_a_disconnected_websocket_leaves_no_subscriber() -> None:
+    provider = ScriptedProvider([Reply("first"), Reply("second")])
+    async with live_gateway(provider) as gw:
+        core = gw.runtime.core
+        async with websockets.connect(gw.ws_url) as ws:
+            await recv(ws)
+            message = {"type": "message", "id": "m1", "text": "hi", "user": "dee"}
+            await ws.send(json.dumps(message))
+            frames = await until(ws, *TERMINAL)
+            session_id = frames[0]["session_id"]
+            await ws.send(json.dumps({"type": "subscribe", "session_id": session_id}))
+            await ws.send(json.dumps({"type": "ping"}))
+            assert (await recv(ws))["type"] == "pong"
+            assert (await core.status(session_id)).subscribers == 1
+            await ws.send(json.dumps({"type": "message", "id": "m2", "text": "and", "user": "dee"}))
+            await until(ws, "accepted")
+        for _ in range(500):  # the handler's cleanup runs after the close handshake
+            if (await core.status(session_id)).subscribers == 0:
+                break
+            await asyncio.sleep(0.01)
+        assert (await core.status(session_id)).subscribers == 0
+        await core.wait_idle(session_id)

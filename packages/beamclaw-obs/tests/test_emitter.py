@@ -89,9 +89,9 @@ def test_emit_never_raises_on_bad_input() -> None:
     rec = Recorder()
     em.add_backend(rec)
     em.emit("not-an-event-type")  # type: ignore[arg-type]  # deliberately wrong
-    em.emit(EventType.HEARTBEAT, obj=object())
+    em.emit(EventType.GATEWAY_STOP, obj=object())
     assert em.flush()
-    assert [e.type for e in rec.events] == [EventType.HEARTBEAT]
+    assert [e.type for e in rec.events] == [EventType.GATEWAY_STOP]
     em.close()
 
 

@@ -55,15 +55,36 @@ def test_metrics_backend_renders_prometheus_text() -> None:
         completion_tokens=5,
     )
     em.emit(EventType.TOOL_CALL_RESULT, tool_name="bash", success=False, duration_ms=3)
-    em.emit(EventType.TURN_COMPLETE, total_duration_ms=400)
+    em.emit(
+        EventType.TURN_COMPLETE,
+        total_duration_ms=400,
+        prompt_tokens=30,
+        completion_tokens=12,
+        cost_usd=0.25,
+    )
+    em.emit(EventType.TURN_ERROR, kind="auth", total_duration_ms=50)
+    em.emit(EventType.TURN_CANCELLED, total_duration_ms=70)
+    em.emit(EventType.LLM_RESPONSE, model="m1", success=False, error_kind="rate_limit")
+    em.emit(EventType.HTTP_REQUEST, method="GET", route="/health", status=200, duration_ms=2)
     em.flush()
     text = metrics.render().decode()
     em.close()
-    assert 'beamclaw_events_total{type="llm_response"} 1.0' in text
+    assert 'beamclaw_turns_total{outcome="done"} 1.0' in text
+    assert 'beamclaw_turns_total{outcome="error"} 1.0' in text
+    assert 'beamclaw_turns_total{outcome="cancelled"} 1.0' in text
+    assert 'beamclaw_turn_duration_seconds_sum{outcome="done"} 0.4' in text
+    assert 'beamclaw_turn_tokens_total{kind="prompt_tokens"} 30.0' in text
+    assert 'beamclaw_turn_tokens_total{kind="completion_tokens"} 12.0' in text
+    assert "beamclaw_turn_cost_usd_total 0.25" in text
+    assert 'beamclaw_errors_total{kind="auth",source="turn"} 1.0' in text
+    assert 'beamclaw_errors_total{kind="rate_limit",source="llm"} 1.0' in text
+    assert 'beamclaw_http_requests_total{method="GET",route="/health",status="200"} 1.0' in text
+    assert 'beamclaw_http_request_duration_seconds_count{route="/health"} 1.0' in text
+    assert 'beamclaw_events_total{type="llm_response"} 2.0' in text
     assert 'beamclaw_llm_responses_total{model="m1",success="True"} 1.0' in text
     assert 'beamclaw_tool_calls_total{success="False",tool="bash"} 1.0' in text
     assert 'beamclaw_llm_tokens_total{kind="prompt_tokens",model="m1"} 10.0' in text
-    assert "beamclaw_turn_duration_seconds_count 1.0" in text
+    assert 'beamclaw_turn_duration_seconds_count{outcome="done"} 1.0' in text
     assert 'beamclaw_obs_dropped_events_total{backend="metrics"} 0.0' in text
 
 

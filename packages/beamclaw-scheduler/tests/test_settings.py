@@ -1,4 +1,4 @@
-"""The [scheduler] section: its default and its environment override."""
+"""The [scheduler] section: its default (off: nothing runs jobs yet) and its environment override."""
 
 from __future__ import annotations
 
@@ -15,6 +15,6 @@ class Root(BeamclawSettingsBase):
 
 def test_default_and_env_override(monkeypatch: pytest.MonkeyPatch) -> None:
     default = SchedulerSettings().enabled
-    assert default is True
-    monkeypatch.setenv("BEAMCLAW_SCHEDULER__ENABLED", "false")
+    assert default is False
+    monkeypatch.setenv("BEAMCLAW_SCHEDULER__ENABLED", "true")
     assert load_settings(Root, use_lookup=False).settings.scheduler.enabled is not default

@@ -19,6 +19,7 @@ from beamclaw_cli.errors import UsageError
 from beamclaw_cli.state import cli_state
 
 COMMAND_MODULES: tuple[str, ...] = (
+    "onboard",
     "serve",
     "daemon",
     "doctor",

@@ -10,7 +10,6 @@ Network checks (provider endpoints) use a short timeout and can be skipped with
 from __future__ import annotations
 
 import asyncio
-import os
 import platform
 import shutil
 import sys
@@ -131,22 +130,6 @@ def check_runtimes(cfg: BeamclawConfig) -> list[Check]:
         level: Level = "fail" if npm_servers else "warn"
         needed = f" (needed by MCP servers {', '.join(npm_servers)})" if npm_servers else ""
         out.append(Check(level, "node", f"node/npx not found{needed}"))
-    docker = shutil.which("docker")
-    socket_ok = Path("/var/run/docker.sock").exists() or bool(os.environ.get("DOCKER_HOST"))
-    if cfg.sandbox.enabled:
-        if docker and socket_ok:
-            out.append(Check("ok", "docker", "engine socket present for the sandbox"))
-        else:
-            out.append(Check("fail", "docker", "sandbox enabled but no Docker engine found"))
-    else:
-        out.append(Check("ok", "docker", "sandbox disabled (no engine needed)"))
-    tg = cfg.gateway.channels.telegram
-    if tg.enabled:
-        if tg.token is None or not tg.token.is_available():
-            what = tg.token.describe() if tg.token else "no token configured"
-            out.append(Check("fail", "telegram", f"enabled but token missing ({what})"))
-        else:
-            out.append(Check("ok", "telegram", f"token from {tg.token.describe()}"))
     return out
 
 
@@ -183,11 +166,21 @@ def check_exposure(cfg: BeamclawConfig) -> list[Check]:
             + (" (tools run without asking)" if autonomy == "full" else ""),
         )
     )
-    if cfg.sandbox.enabled:
-        out.append(Check("ok", "sandbox", "model-written code runs in locked-down containers"))
-    else:
-        out.append(Check("ok", "sandbox", "disabled: no code execution in containers"))
+    out.append(check_rate_limits(cfg))
     return out
+
+
+def check_rate_limits(cfg: BeamclawConfig) -> Check:
+    """The effective ``[gateway.rate_limit]`` settings, every key as the model holds it."""
+    limits = cfg.gateway.rate_limit
+    if not limits.enabled:
+        return Check("warn", "rate limits", "off ([gateway.rate_limit] enabled = false)")
+    shown = ", ".join(
+        f"{key} {', '.join(map(str, value)) if isinstance(value, list) else value}"
+        for key, value in limits.model_dump().items()
+        if key != "enabled"
+    )
+    return Check("ok", "rate limits", shown)
 
 
 def run_checks(config: Path | None, offline: bool, timeout: float) -> list[Check]:

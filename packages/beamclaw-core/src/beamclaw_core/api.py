@@ -13,6 +13,12 @@ database — and talks to it through sessions::
 The gateway, TUI, scheduler and MCP server use the same API. Every session runs under a
 supervisor: a crashing loop restarts from persisted state; one failing session never
 stalls another.
+
+A session's lane lives in memory only while it is used: maintenance evicts a lane idle
+for ``[core.maintenance] lane_idle_seconds`` (:mod:`beamclaw_core.sessions.usage` says
+which may go) and the next
+call naming the session rebuilds it from the store. The map of lanes changes only under
+``Core._lock``; a caller that awaits between finding a lane and using it pins it.
 """
 
 from __future__ import annotations
@@ -37,8 +43,9 @@ from beamclaw_core.sessions.memory_context import AutoContext, TranscriptIndexer
 from beamclaw_core.sessions.prompts import StaticPrompt, TurnPrompt, WorkspacePrompt
 from beamclaw_core.sessions.runs import SessionAddress
 from beamclaw_core.sessions.runtime import ProviderFactory, Runtime, SystemPromptSource
+from beamclaw_core.sessions.usage import LaneUsage
 from beamclaw_core.settings import CoreSettings
-from beamclaw_core.store import ConversationStore, derive_session_id
+from beamclaw_core.store import ConversationRecord, ConversationStore, derive_session_id
 from beamclaw_core.subagents import SubAgentRunner
 from beamclaw_memory import Database, MemoryService, MemorySettings
 from beamclaw_obs import Backoff, ChildSpec, EventType, Restart, Supervisor, emit
@@ -87,6 +94,9 @@ class Core:
         self._user_on_effect = runtime.on_effect
         runtime.on_effect = self._on_effect
         self._lanes: dict[str, SessionLane] = {}
+        self._usage = LaneUsage(runtime.clock)
+        """When each loaded lane was last used (created, called, a turn ended) and who
+        holds it (no eviction meanwhile)."""
         self._supervisor: Supervisor | None = None
         self._maintenance: Maintenance | None = None
         self._lock = asyncio.Lock()
@@ -204,7 +214,13 @@ class Core:
             await lane.restore_queue()
             self._ensure_running(lane)
         if maintenance:
-            self._maintenance = Maintenance(self._rt, self._lanes_snapshot, self._lane_by_id)
+            self._maintenance = Maintenance(
+                self._rt,
+                self._lanes_snapshot,
+                self._lane_by_id,
+                delete_inactive=self._delete_inactive,
+                evict_idle=self._evict_idle,
+            )
             self._maintenance.start()
 
     async def stop(self) -> None:
@@ -216,7 +232,9 @@ class Core:
             await self._supervisor.stop()
         for lane in self._lanes.values():
             lane.close()
+            emit(EventType.SESSION_END, session_id=lane.id, reason="shutdown")
         self._lanes.clear()
+        self._usage.clear()
         if self._indexer is not None:
             await self._indexer.drain(grace_seconds=STOP_INDEXING_SECONDS)
 
@@ -247,11 +265,17 @@ class Core:
         (a handle or :meth:`subscribe`) wants drafts; when none does it is one
         non-streaming request, which costs less to make and to read.
         """
-        lane = await self._lane(address, session_id=session_id)
-        self._ensure_running(lane)
-        return await lane.submit(
-            content, source_message_id=source_message_id, channel=address.channel, drafts=drafts
-        )
+        lane = await self._lane(address, session_id=session_id, pin=True)
+        try:
+            self._ensure_running(lane)
+            return await lane.submit(
+                content,
+                source_message_id=source_message_id,
+                channel=address.channel,
+                drafts=drafts,
+            )
+        finally:
+            self._usage.unpin(lane.id)
 
     async def subscribe(self, session_id: str) -> Subscription:
         """Every event of a session from now on, whichever channel started the turn."""
@@ -331,21 +355,31 @@ class Core:
 
     async def reset(self, session_id: str) -> None:
         """Cancel, clear the queue and start a fresh view (raw history stays)."""
-        lane = await self._require(session_id)
-        await lane.cancel("Cancelled by reset")
-        await lane.settle()
-        await lane.reset_view("reset")
+        lane = await self._require(session_id, pin=True)
+        try:
+            await lane.cancel("Cancelled by reset")
+            await lane.settle()
+            await lane.reset_view("reset")
+        finally:
+            self._usage.unpin(lane.id)
 
     async def delete(self, session_id: str) -> bool:
-        """Stop the session and delete it with its history."""
-        lane = self._lanes.pop(session_id, None)
-        if lane is not None:
-            await lane.cancel("Session deleted")
-            if self._supervisor is not None and self._supervisor.has_child(session_id):
-                await self._supervisor.stop_child(session_id)
-                self._supervisor.remove_child(session_id)
-            lane.close()
-        return await self._rt.store.delete(session_id)
+        """Stop the session and delete it with its history (its lane leaves memory: a
+        later message starts a new conversation under the same id)."""
+        async with self._lock:
+            lane = self._lanes.pop(session_id, None)
+            if lane is not None:
+                await lane.cancel("Session deleted")
+                await self._retire(lane, "deleted")  # emits SESSION_END
+            deleted = await self._rt.store.delete(session_id)
+            if lane is None and deleted:
+                emit(EventType.SESSION_END, session_id=session_id, reason="deleted")
+            return deleted
+
+    def loaded_sessions(self) -> list[str]:
+        """Ids of the sessions whose lane is in memory now (the others are rebuilt from the
+        store when next used)."""
+        return list(self._lanes)
 
     async def flush_indexing(self) -> None:
         """Index the finished turns scheduled so far now, instead of after the batch window
@@ -374,6 +408,10 @@ class Core:
             lane = self._lanes.get(effect.event.session_id)
             if lane is not None:
                 self._indexer.schedule(lane.id, lane.agent_id)
+        if isinstance(effect, fx.NotifyClient) and effect.event.terminal:
+            session_id = effect.event.session_id
+            if session_id in self._lanes:
+                self._usage.use(session_id)
 
     async def _latest_user_message(self, session_id: str) -> tuple[Hashable, str | None]:
         """``(turn key, text)`` of the user message that started the session's current
@@ -394,7 +432,12 @@ class Core:
         return list(self._lanes.values())
 
     async def _lane(
-        self, address: SessionAddress, parent_id: str | None = None, session_id: str | None = None
+        self,
+        address: SessionAddress,
+        parent_id: str | None = None,
+        session_id: str | None = None,
+        *,
+        pin: bool = False,
     ) -> SessionLane:
         sid = session_id or self.session_id(address)
         async with self._lock:
@@ -408,22 +451,69 @@ class Core:
                     now=self._rt.clock(),
                     parent_id=parent_id,
                 )
-                lane = SessionLane(self._rt, record)
-                self._lanes[sid] = lane
+                lane = self._load(record)
                 emit(EventType.SESSION_START, session_id=sid, user_id=address.user_id)
-            return lane
+            return self._use(lane, pin)
 
-    async def _lane_by_id(self, session_id: str) -> SessionLane | None:
-        if session_id in self._lanes:
-            return self._lanes[session_id]
+    async def _lane_by_id(self, session_id: str, *, pin: bool = False) -> SessionLane | None:
+        lane = self._lanes.get(session_id)
+        if lane is not None:
+            return self._use(lane, pin)
         record = await self._rt.store.get(session_id)
         if record is None:
             return None
         async with self._lock:
-            return self._lanes.setdefault(session_id, SessionLane(self._rt, record))
+            lane = self._lanes.get(session_id) or self._load(record)
+            return self._use(lane, pin)
 
-    async def _require(self, session_id: str) -> SessionLane:
-        lane = await self._lane_by_id(session_id)
+    def _load(self, record: ConversationRecord) -> SessionLane:
+        """A lane for ``record`` into the map (the caller holds ``_lock``)."""
+        lane = SessionLane(self._rt, record)
+        self._lanes[record.id] = lane
+        return lane
+
+    def _use(self, lane: SessionLane, pin: bool) -> SessionLane:
+        """Note a use of ``lane`` (synchronously: eviction cannot come between)."""
+        self._usage.use(lane.id, pin=pin)
+        return lane
+
+    async def _evict_idle(self, idle_seconds: float) -> list[str]:
+        """Drop every lane idle for ``idle_seconds`` (maintenance); their ids."""
+        async with self._lock:
+            gone = [
+                lane for lane in self._lanes.values() if self._usage.evictable(lane, idle_seconds)
+            ]
+            for lane in gone:
+                del self._lanes[lane.id]
+            for lane in gone:
+                await self._retire(lane, "idle")
+            return [lane.id for lane in gone]
+
+    async def _delete_inactive(self, before: float) -> list[str]:
+        """History retention (maintenance): delete sessions last active before ``before``
+        that are not in use; their lanes leave memory."""
+        async with self._lock:
+            keep = [sid for sid, lane in self._lanes.items() if not self._usage.evictable(lane, 0)]
+            deleted = await self._rt.store.delete_inactive(before, keep=keep)
+            for session_id in deleted:
+                lane = self._lanes.pop(session_id, None)
+                if lane is not None:
+                    await self._retire(lane, "deleted")
+            return deleted
+
+    async def _retire(self, lane: SessionLane, reason: str) -> None:
+        """``lane`` (already out of the map) stops: its worker, its bus, its bookkeeping."""
+        sup = self._supervisor
+        if sup is not None and sup.has_child(lane.id):
+            await sup.stop_child(lane.id)
+            sup.remove_child(lane.id)
+        lane.close()
+        self._usage.forget(lane.id)
+        self._rt.store.forget(lane.id)
+        emit(EventType.SESSION_END, session_id=lane.id, reason=reason)
+
+    async def _require(self, session_id: str, *, pin: bool = False) -> SessionLane:
+        lane = await self._lane_by_id(session_id, pin=pin)
         if lane is None:
             from beamclaw_core.sessions.errors import UnknownSessionError
 
@@ -439,6 +529,9 @@ class Core:
             return
         if status is not None:
             sup.remove_child(lane.id)
+        emit(
+            EventType.AGENT_START, session_id=lane.id, agent_id=lane.agent_id, user_id=lane.user_id
+        )
         sup.start_child(
             ChildSpec(
                 id=lane.id,

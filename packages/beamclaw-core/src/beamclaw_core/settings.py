@@ -51,6 +51,9 @@ class AgenticLoopSettings(Section):
     """Model for summaries; None = the provider's configured model."""
     memory_flush: bool = True
     """Before compacting, give the model one hidden turn to save durable facts."""
+    memory_flush_timeout_seconds: float = Field(default=60.0, gt=0)
+    """Bound of one memory flush (before compaction, on ``/new``); past it the flush is
+    abandoned and reported, and ``/new`` still starts a fresh session."""
     max_subagents: int = Field(default=5, ge=1)
     subagent_timeout_seconds: float = Field(default=600.0, gt=0)
 
@@ -72,7 +75,8 @@ class SessionResetSettings(Section):
     daily_hour: int | None = Field(default=4, ge=0, le=23)
     """Local hour after which a session last active before it starts fresh; None = off."""
     idle_minutes: int | None = Field(default=None, ge=1)
-    """Start fresh after this long without activity; None = off."""
+    """Start fresh after this long without activity; None = off. The same idle reset as
+    ``[core] session_ttl_seconds``: the smaller of the two limits set applies."""
 
 
 class MaintenanceSettings(Section):
@@ -84,7 +88,11 @@ class MaintenanceSettings(Section):
     """Local hour of the nightly compaction pass over every session; None = off."""
     check_interval_seconds: float = Field(default=60.0, gt=0)
     session_cleanup_interval_seconds: float = Field(default=300.0, gt=0)
-    """How often the TTL cleaner deletes sessions idle over ``session_ttl_seconds``."""
+    """How often the retention pass deletes history older than ``[core]
+    history_retention_days`` (only when that is set)."""
+    lane_idle_seconds: float = Field(default=300.0, gt=0)
+    """A session's in-memory lane idle this long (no turn, nothing queued, no approval
+    pending, no open subscription) is dropped; the next message rebuilds it from the store."""
 
 
 class RestartSettings(Section):
@@ -102,6 +110,14 @@ class CoreSettings(Section):
     default_agent: str = "default"
     autonomy_level: Autonomy = Autonomy.SUPERVISED
     session_ttl_seconds: int = Field(default=3600, ge=0)
+    """A session idle longer than this starts a fresh context at its next message (a reset
+    marker; the history stays, listed and searchable); 0 = never. The same idle reset as
+    ``[core.reset] idle_minutes``: the smaller of the two limits set applies."""
+    history_retention_days: int | None = Field(default=None, ge=0)
+    """Delete sessions (messages, runs, sub-agent children) whose last activity is older
+    than this many days; None or 0 = keep history forever. Off by default: history is
+    otherwise deleted only explicitly (``DELETE /api/sessions/{id}``,
+    ``beamclaw sessions delete``)."""
     session_sharing: Literal["shared", "per_channel"] = "shared"
     timezone: str | None = None
     """The user's IANA timezone (e.g. ``"Europe/Berlin"``) for the system prompt's local
@@ -135,9 +151,9 @@ def describe_llm_provider(core: CoreSettings) -> tuple[bool, str]:
         return True, f"LLM provider: {name} ({where}, no API key)"
     if provider.api_key.is_available():
         return True, f"LLM provider: {name} ({where}, key from {provider.api_key.describe()})"
-    variable = provider.api_key.env or "the api_key"
+    problem = (provider.api_key.problem() or "no key").removeprefix("environment variable ")
+    also = f" (or {provider.api_key.fix()})" if provider.api_key.env is not None else ""
     return False, (
-        f"LLM provider: {name} ({where}) - {variable} is not set: export {variable}=... "
-        f"or choose another provider with [core] default_provider / [core.providers.<name>] "
-        f"in $BEAMCLAW_HOME/beamclaw.toml"
+        f"LLM provider: {name} ({where}) - {problem}: run `beamclaw onboard` to choose a "
+        f"provider and store its key{also}"
     )

@@ -18,6 +18,7 @@ from beamclaw_core.loop import (
     TurnError,
 )
 from beamclaw_core.loop.history import history_problems
+from beamclaw_core.loop.steps import EMPTY_REPLY_TEXT
 from beamclaw_core.messages import Message, Usage
 from beamclaw_core.providers import CompletionOptions, ErrorKind, StreamChunk
 from beamclaw_core.sessions import SessionAddress
@@ -258,3 +259,20 @@ async def test_a_provider_bug_is_retried_as_unknown(make_core: Callable[..., Any
     retrying = await first(handle.events(), Retrying)
     assert retrying.error_kind == "unknown" and "provider bug" in retrying.message
     assert await handle.text() == "recovered"
+
+
+async def test_an_empty_reply_is_said_on_every_front_end(make_core: Callable[..., Any]) -> None:
+    """Streaming or not, the answer of an empty reply is a sentence, never a blank message,
+    and the stored history stays well formed (the sentence stands in for the blank)."""
+    provider = ScriptedProvider([Reply(""), Reply("")])
+    core: Core = make_core(provider)
+    await core.start(maintenance=False)
+    streamed = await core.send(ADDR, "hi")
+    assert await streamed.text() == EMPTY_REPLY_TEXT
+    whole = await core.send(ADDR, "again", drafts=False)
+    assert await whole.text() == EMPTY_REPLY_TEXT
+    history = await core.history(whole.session_id)
+    assert history_problems(history) == []
+    answers = [m for m in history if m.role.value == "assistant"]
+    assert [m.text for m in answers] == [EMPTY_REPLY_TEXT] * 2
+    await assert_recovers(core, provider)

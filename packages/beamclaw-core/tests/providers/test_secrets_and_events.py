@@ -89,6 +89,7 @@ async def test_events_carry_metadata_only(serve: Any, events: EventRecorder, wir
     assert response.data["status"] == 200
     assert response.data["total_tokens"] == 18
     assert response.data["finish_reason"] == "stop"
+    assert response.data["success"] is True  # what /metrics counts LLM calls by
     assert response.data["duration_ms"] >= 0
     dumped = json.dumps([request.data, response.data], default=str)
     assert "private question" not in dumped
@@ -101,5 +102,6 @@ async def test_error_events_carry_the_kind(serve: Any, events: EventRecorder) ->
             await collect(s.provider.stream([Message.user("x")]))
     [response] = events.of(EventType.LLM_RESPONSE)
     assert response.data["error_kind"] == "rate_limit"
+    assert response.data["success"] is False
     assert response.data["status"] == 429
     assert response.data["retry_after"] == 4

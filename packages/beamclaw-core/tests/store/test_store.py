@@ -109,7 +109,7 @@ async def test_view_follows_summary_and_reset_markers(store: ConversationStore) 
     assert len(await store.messages("c")) == 7  # raw history keeps everything
 
 
-async def test_pending_runs_expire_and_delete(store: ConversationStore) -> None:
+async def test_pending_runs_and_delete_inactive(store: ConversationStore) -> None:
     await store.ensure("c", agent_id="a", user_id="u", channel=None, now=1.0)
     await store.ensure("child", agent_id="a", user_id="u", channel=None, now=1.0, parent_id="c")
     assert await store.enqueue("c", "r1", {"text": "a"}, now=1.0) == 1
@@ -117,9 +117,23 @@ async def test_pending_runs_expire_and_delete(store: ConversationStore) -> None:
     await store.commit("c", Idle(), [Message.user("a")], now=1.5, consumed_runs=["r1"])
     assert [r.id for r in await store.pending("c")] == ["r2"]
     assert [c.id for c in await store.list()] == ["c"]
-    assert await store.expire(before=100.0) == ["c"]
+    assert await store.delete_inactive(before=100.0) == ["c"]
     assert await store.get("child") is None
     assert await store.pending() == []
+
+
+async def test_delete_inactive_spares_what_is_kept_recent_or_busy(
+    store: ConversationStore,
+) -> None:
+    for cid in ("old", "kept", "recent"):
+        await store.ensure(cid, agent_id="a", user_id="u", channel=None, now=1.0)
+    await store.touch("recent", 200.0)
+    await store.commit("old", Idle(), [Message.user("bye")], now=2.0)
+    assert await store.delete_inactive(before=100.0, keep=["kept"]) == ["old"]
+    assert [c.id for c in await store.list()] == ["recent", "kept"]
+    store.forget("kept")  # a dropped seq hint: the next append reads it back
+    await store.commit("kept", Idle(), [Message.user("still here")], now=300.0)
+    assert [m.message.text for m in await store.messages("kept") if m.message] == ["still here"]
 
 
 def test_session_ids_follow_the_seed() -> None:

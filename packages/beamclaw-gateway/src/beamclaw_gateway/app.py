@@ -1,23 +1,29 @@
 """The FastAPI application factory. Routes live in ``routes_*`` modules.
 
-Request path, outermost first: body-size limit (413) → rate limit (429, HTTP and WS
-handshakes) → routing → bearer-token dependency (401) → handler. Every error the gateway
-itself produces has the OpenAI error shape.
+Request path, outermost first: request context (``X-Request-Id``, log context, JSON 500
+for an escaped exception) → the ``http_request`` obs event (request_events.py) →
+body-size limit (413) → rate limit (429, HTTP and WS handshakes) → routing →
+bearer-token dependency (401) → handler. Every error response, whatever produced it
+(404/405 routing, 422 validation, an ``HTTPException``, a crash), has the OpenAI error
+shape.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.exception_handlers import request_validation_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException
 
 from beamclaw_gateway._version import __version__
 from beamclaw_gateway.errors import ApiError, GatewayNotStartedError
 from beamclaw_gateway.middleware import BodyLimitMiddleware, RateLimitMiddleware
+from beamclaw_gateway.request_context import RequestContextMiddleware
+from beamclaw_gateway.request_events import RequestEventsMiddleware
 from beamclaw_gateway.routes_a2a import router as a2a_router
 from beamclaw_gateway.routes_api import router as api_router
 from beamclaw_gateway.routes_health import router as health_router
@@ -50,12 +56,54 @@ def _describe(exc: RequestValidationError) -> tuple[str, str | None]:
     return f"{param or 'request'}: {first.get('msg', 'invalid')}", param
 
 
-async def _validation(request: Request, exc: Exception) -> Response:
+def _validation(request: Request, exc: Exception) -> Response:
+    """400 on ``/v1`` (as OpenAI answers), FastAPI's 422 elsewhere; both OpenAI-shaped."""
     assert isinstance(exc, RequestValidationError)
-    if request.url.path.startswith("/v1/"):
-        message, param = _describe(exc)
-        return JSONResponse(ApiError(400, message, param=param).body(), 400)
-    return await request_validation_exception_handler(request, exc)
+    message, param = _describe(exc)
+    status = 400 if request.url.path.startswith("/v1/") else 422
+    return JSONResponse(ApiError(status, message, param=param).body(), status)
+
+
+_HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
+
+
+def _http_error(_request: Request, exc: Exception) -> Response:
+    """Starlette's own errors (unknown route 404, 405, any ``HTTPException``)."""
+    assert isinstance(exc, HTTPException)
+    code = _HTTP_CODES.get(exc.status_code, f"http_{exc.status_code}")
+    kind = "api_error" if exc.status_code >= 500 else "invalid_request_error"
+    error = ApiError(exc.status_code, str(exc.detail), type=kind, code=code)
+    return JSONResponse(error.body(), exc.status_code, headers=exc.headers)
+
+
+def _document_errors(app: FastAPI) -> None:
+    """Make the OpenAPI document say what :func:`_validation` answers: no 422 on ``/v1``
+    (validation is a 400 there), the OpenAI error body for every other 422."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        schema = build()
+        error = {"$ref": "#/components/schemas/ErrorResponse"}
+        for path, operations in schema.get("paths", {}).items():
+            for operation in operations.values():
+                responses = operation.get("responses", {})
+                if "422" not in responses:
+                    continue
+                if path.startswith("/v1/"):
+                    del responses["422"]
+                else:
+                    responses["422"] = {
+                        "description": "Invalid request (path, query or body)",
+                        "content": {"application/json": {"schema": error}},
+                    }
+        components = schema.get("components", {}).get("schemas", {})
+        components.pop("HTTPValidationError", None)
+        components.pop("ValidationError", None)
+        return schema
+
+    app.openapi = openapi  # FastAPI's documented way to customise the document
 
 
 def create_app(runtime: GatewayRuntime) -> FastAPI:
@@ -66,6 +114,7 @@ def create_app(runtime: GatewayRuntime) -> FastAPI:
     async def lifespan(_app: FastAPI) -> AsyncGenerator[None]:
         await runtime.start()
         try:
+            await services.start()
             yield
         finally:
             await services.close()
@@ -86,16 +135,21 @@ def create_app(runtime: GatewayRuntime) -> FastAPI:
     app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(GatewayNotStartedError, _not_started)
     app.add_exception_handler(RequestValidationError, _validation)
+    app.add_exception_handler(HTTPException, _http_error)
     app.include_router(health_router)
     app.include_router(openai_router)
     app.include_router(api_router)
     app.include_router(ws_router)
     app.include_router(webhooks_router)
     app.include_router(a2a_router)
+    _document_errors(app)
     app.add_middleware(
         RateLimitMiddleware,
         limiter=services.limiter,
+        guard=services.auth,
         trust_forwarded_for=runtime.config.gateway.http.trust_forwarded_for,
     )
     app.add_middleware(BodyLimitMiddleware, max_bytes=runtime.config.gateway.http.max_body_bytes)
+    app.add_middleware(RequestEventsMiddleware)
+    app.add_middleware(RequestContextMiddleware)
     return app

@@ -16,7 +16,7 @@ from fastapi.security import HTTPBearer
 
 from beamclaw_gateway.errors import ApiError
 from beamclaw_gateway.settings import HttpSettings
-from beamclaw_obs import MissingSecretError
+from beamclaw_obs import EventType, MissingSecretError, emit
 
 
 def bearer_token(authorization: str | None) -> str | None:
@@ -51,16 +51,27 @@ class TokenGuard:
         return self._metrics_public or not self.required
 
     def check(self, presented: str | None) -> bool:
-        """True when ``presented`` is the configured token (or none is configured)."""
-        if self._secret is None:
+        """True when ``presented`` is the configured token (or none is configured); a
+        refusal is the ``auth_failed`` event (never the token)."""
+        refused = self.refusal(presented)
+        if refused is None:
             return True
+        emit(EventType.AUTH_FAILED, credential="gateway_token", reason=refused)
+        return False
+
+    def refusal(self, presented: str | None) -> str | None:
+        """Why ``presented`` is refused (``missing``, ``unresolved``, ``invalid``), or None
+        when it is accepted. Emits nothing: the rate limiter classifies clients with it
+        before the route's own check reports the refusal once."""
+        if self._secret is None:
+            return None
         if not presented:
-            return False
+            return "missing"
         try:
             expected = self._secret.resolve("gateway token")
         except MissingSecretError:
-            return False
-        return hmac.compare_digest(presented.encode(), expected.encode())
+            return "unresolved"
+        return None if hmac.compare_digest(presented.encode(), expected.encode()) else "invalid"
 
 
 def unauthorized(message: str = "missing or invalid gateway token") -> ApiError:

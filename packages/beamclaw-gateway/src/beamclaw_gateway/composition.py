@@ -86,13 +86,14 @@ class AgentSystem:
 
     async def stop(self) -> None:
         """Stop the core first (turns persist; transcript indexing drains), then MCP
-        servers and provider clients."""
+        servers, provider clients and the memory service's embeddings client."""
         if not self._started:
             return
         self._started = False
         await self.core.stop()
         await self.mcp.stop()
         await self._providers.close()
+        await self.memory.aclose()
 
     def register_health(self, health: HealthRegistry) -> None:
         health.register("sessions", self._sessions_health, critical=True)

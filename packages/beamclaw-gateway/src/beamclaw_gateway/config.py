@@ -1,23 +1,46 @@
-"""The whole configuration: every package's section under one root (DESIGN.md section 5)."""
+"""The whole configuration: every package's section under one root (DESIGN.md section 5).
+
+Invariant: a key whose feature does not exist yet (:data:`NOT_AVAILABLE_YET`) loads only
+with its default value; any other value, from the file or the environment, is a
+:class:`~beamclaw_obs.ConfigError` telling the user to remove it, so the configuration
+never claims something nothing does.
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from beamclaw_core import CoreSettings
 from beamclaw_gateway.errors import GatewayConfigError
 from beamclaw_gateway.settings import GatewaySettings
 from beamclaw_mcp import MCPSettings
 from beamclaw_memory import MemorySettings
-from beamclaw_obs import BeamclawSettingsBase, LoadedConfig, ObsSettings, load_settings
+from beamclaw_obs import (
+    BeamclawSettingsBase,
+    ConfigError,
+    LoadedConfig,
+    ObsSettings,
+    Secret,
+    load_settings,
+)
 from beamclaw_sandbox.settings import SandboxSettings
 from beamclaw_scheduler.settings import SchedulerSettings
 from beamclaw_tools.settings import ToolsSettings
 
 PORT_ENV = "BEAMCLAW_PORT"
+
+NOT_AVAILABLE_YET: tuple[tuple[str, str], ...] = (
+    ("sandbox", "the Docker sandbox"),
+    ("scheduler", "the scheduler"),
+    ("gateway.channels.telegram", "the Telegram channel"),
+    ("gateway.channels.tui", "turning the TUI channel off"),
+)
+"""Sections (dotted paths) read by nothing yet, and what a non-default value would ask
+for. A later issue that builds the feature removes its row."""
 
 
 class BeamclawConfig(BeamclawSettingsBase):
@@ -34,8 +57,46 @@ class BeamclawConfig(BeamclawSettingsBase):
 
 
 def load_config(path: Path | None = None) -> LoadedConfig[BeamclawConfig]:
-    """Load ``beamclaw.toml`` by the lookup order (or ``path``) plus env overrides."""
-    return load_settings(BeamclawConfig, path)
+    """Load ``beamclaw.toml`` by the lookup order (or ``path``) plus env overrides.
+
+    Raises:
+        ConfigError: the file is malformed or invalid, or sets a key of
+            :data:`NOT_AVAILABLE_YET` to anything but its default.
+    """
+    loaded = load_settings(BeamclawConfig, path)
+    problems = not_available_yet(loaded.settings)
+    if problems:
+        raise ConfigError(loaded.source, problems)
+    return loaded
+
+
+def _toml_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Secret):
+        return f"{{ {value.describe()} }}"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return repr(value)
+
+
+def not_available_yet(config: BeamclawConfig) -> list[str]:
+    """One ``"key = value: … is not available yet; remove it"`` line per refused key."""
+    problems: list[str] = []
+    for path, feature in NOT_AVAILABLE_YET:
+        section: Any = config
+        for part in path.split("."):
+            section = getattr(section, part)
+        assert isinstance(section, BaseModel)
+        default = type(section)()
+        for name in type(section).model_fields:
+            value = getattr(section, name)
+            if value != getattr(default, name):
+                problems.append(
+                    f"{path}.{name} = {_toml_text(value)}: {feature} is not available yet "
+                    "(a later release adds it); remove the key"
+                )
+    return problems
 
 
 def effective_port(config: BeamclawConfig) -> int:

@@ -11,9 +11,9 @@ import json
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from beamclaw_gateway.auth import bearer_token, token_key
+from beamclaw_gateway.auth import TokenGuard, bearer_token, token_key
 from beamclaw_gateway.errors import ApiError
-from beamclaw_gateway.ratelimit import RateLimiter
+from beamclaw_gateway.ratelimit import ClientKind, RateLimiter, client_kind
 
 
 def client_ip(scope: Scope, *, trust_forwarded_for: bool = False) -> str:
@@ -24,6 +24,17 @@ def client_ip(scope: Scope, *, trust_forwarded_for: bool = False) -> str:
             return forwarded.split(",")[0].strip()
     client = scope.get("client")
     return str(client[0]) if client else "unknown"
+
+
+def rate_subject(ip: str, presented: str | None, guard: TokenGuard) -> tuple[ClientKind, str]:
+    """The kind of client and the identity its requests are counted under: a valid
+    token (when one is configured) by its hash, anyone else by IP."""
+    checked = presented is not None and guard.required
+    verified = checked and guard.refusal(presented) is None
+    kind = client_kind(ip, token_verified=verified, token_rejected=checked and not verified)
+    if kind == "authenticated" and presented is not None:
+        return kind, token_key(presented)
+    return kind, ip
 
 
 async def send_error(send: Send, error: ApiError) -> None:
@@ -108,9 +119,17 @@ class BodyLimitMiddleware:
 class RateLimitMiddleware:
     """Counts every non-exempt HTTP request and WebSocket handshake; 429 when over."""
 
-    def __init__(self, app: ASGIApp, limiter: RateLimiter, *, trust_forwarded_for: bool) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        limiter: RateLimiter,
+        *,
+        guard: TokenGuard,
+        trust_forwarded_for: bool,
+    ) -> None:
         self.app = app
         self.limiter = limiter
+        self.guard = guard
         self.trust_forwarded_for = trust_forwarded_for
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -123,7 +142,7 @@ class RateLimitMiddleware:
             return
         ip = client_ip(scope, trust_forwarded_for=self.trust_forwarded_for)
         token = bearer_token(Headers(scope=scope).get("authorization"))
-        decision = await self.limiter.check(ip, token_key(token) if token else None)
+        decision = await self.limiter.check(*rate_subject(ip, token, self.guard))
         headers = decision.headers() if decision.limit else {}
         if not decision.allowed:
             error = ApiError(

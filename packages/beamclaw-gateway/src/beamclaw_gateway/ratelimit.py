@@ -1,7 +1,10 @@
 """Rate limiting with the ``limits`` library (moving window, async storages).
 
-Every external entry point is limited per client IP and, when a bearer token is
-presented, per token (hashed). Storage is in-process memory by default
+Every external entry point is limited, per kind of client (:func:`client_kind`): an
+anonymous client (neither loopback nor authenticated, or presenting a wrong token) per
+IP under the protective ``per_ip``; a loopback client per IP under ``per_loopback``; an
+authenticated client per token (hashed) under ``per_token``. Limits protect the gateway
+from the outside; they do not throttle its owner's local scripts. Storage is in-process memory by default
 (:class:`~beamclaw_gateway.window_storage.WindowStorage`) or Redis (redis-py) so that
 several gateway nodes share counters. A storage failure never takes the API down:
 the request is allowed, the failure logged and ``/health`` shows ``rate_limit`` degraded.
@@ -9,10 +12,11 @@ the request is allowed, the failure logged and ``/health`` shows ``rate_limit`` 
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from limits import RateLimitItem, parse_many
 from limits.aio.storage import RedisStorage, Storage
@@ -22,7 +26,30 @@ from loguru import logger
 
 from beamclaw_gateway.settings import RateLimitSettings
 from beamclaw_gateway.window_storage import WindowStorage
-from beamclaw_obs import ComponentHealth, HealthState
+from beamclaw_obs import ComponentHealth, EventType, HealthState, emit
+
+ClientKind = Literal["anonymous", "loopback", "authenticated"]
+
+
+def is_loopback_address(ip: str) -> bool:
+    """True for ``127.0.0.0/8``, ``::1`` and IPv4-mapped loopback; False for non-IPs."""
+    try:
+        address = ipaddress.ip_address(ip)
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped.is_loopback
+    return address.is_loopback
+
+
+def client_kind(ip: str, *, token_verified: bool, token_rejected: bool) -> ClientKind:
+    """Which limit counts a request: a verified token wins, a wrong token is anonymous
+    (guessing stays limited even from loopback), else the address decides."""
+    if token_verified:
+        return "authenticated"
+    if token_rejected or not is_loopback_address(ip):
+        return "anonymous"
+    return "loopback"
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,32 +90,39 @@ def _storage(uri: str) -> Storage:
 
 
 class RateLimiter:
-    """Moving-window limits per IP and per token over one ``limits`` storage."""
+    """Moving-window limits per kind of client over one ``limits`` storage."""
 
     def __init__(self, settings: RateLimitSettings) -> None:
         self.settings = settings
         self.enabled = settings.enabled
         self.exempt = frozenset(settings.exempt_paths)
-        self._per_ip: list[RateLimitItem] = parse_many(settings.per_ip)
-        self._per_token: list[RateLimitItem] = parse_many(settings.per_token)
+        self._limits: dict[ClientKind, list[RateLimitItem]] = {
+            "anonymous": parse_many(settings.per_ip),
+            "loopback": parse_many(settings.per_loopback),
+            "authenticated": parse_many(settings.per_token),
+        }
         self.storage: Storage = _storage(settings.storage_uri)
         self._strategy = MovingWindowRateLimiter(self.storage)
         self._last_error: str | None = None
 
-    async def check(self, ip: str, token_key: str | None = None) -> RateDecision:
-        """Count one request of ``ip`` (and ``token_key``); the tightest limit decides."""
-        checks = [(item, "ip", ip) for item in self._per_ip]
-        if token_key is not None:
-            checks += [(item, "token", token_key) for item in self._per_token]
+    async def check(self, kind: ClientKind, ident: str) -> RateDecision:
+        """Count one request of ``ident`` (an IP, or a token key when authenticated) under
+        ``kind``'s limits; the tightest decides."""
         tightest: RateDecision | None = None
         try:
-            for item, kind, ident in checks:
+            for item in self._limits[kind]:
                 allowed = await self._strategy.hit(item, "gateway", kind, ident)
                 stats = await self._strategy.get_window_stats(item, "gateway", kind, ident)
                 decision = RateDecision(
                     allowed, item.amount, stats.remaining, stats.reset_time - time.time()
                 )
                 if not allowed:
+                    emit(
+                        EventType.RATE_LIMITED,
+                        by=kind,
+                        limit=str(item),
+                        retry_after=decision.reset_after,
+                    )
                     return decision
                 if tightest is None or decision.remaining < tightest.remaining:
                     tightest = decision

@@ -46,17 +46,7 @@ class SessionSummary(BaseModel):
 
     @classmethod
     def of(cls, info: SessionInfo) -> SessionSummary:
-        return cls(
-            session_id=info.session_id,
-            agent_id=info.agent_id,
-            user_id=info.user_id,
-            channel=info.channel,
-            state=info.state,
-            queued=info.queued,
-            last_activity_at=info.last_activity_at,
-            error=info.error,
-            parent_id=info.parent_id,
-        )
+        return cls.model_validate(info, from_attributes=True)
 
 
 class SessionList(BaseModel):
@@ -127,13 +117,7 @@ class AlwaysGrantOut(BaseModel):
 
     @classmethod
     def of(cls, grant: AlwaysGrant) -> AlwaysGrantOut:
-        return cls(
-            agent_id=grant.agent_id,
-            user_id=grant.user_id,
-            tool=grant.tool,
-            granted_at=grant.granted_at,
-            session_id=grant.session_id,
-        )
+        return cls.model_validate(grant, from_attributes=True)
 
 
 class AlwaysGrantList(BaseModel):

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from beamclaw_gateway._version import __version__
 from beamclaw_gateway.auth import bearer_token, unauthorized
+from beamclaw_gateway.errors import ApiError
 from beamclaw_gateway.runtime import GatewayRuntime
 from beamclaw_gateway.services import GatewayServices
 
@@ -88,5 +89,7 @@ async def metrics(request: Request) -> Response:
     ):
         raise unauthorized()
     if rt.metrics is None:
-        return Response("metrics disabled\n", status_code=404, media_type="text/plain")
+        raise ApiError(
+            404, "Metrics are disabled ([obs] metrics_enabled = false).", code="metrics_disabled"
+        )
     return Response(rt.metrics.render(), media_type=PROMETHEUS_CONTENT_TYPE)

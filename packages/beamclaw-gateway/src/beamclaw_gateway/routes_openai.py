@@ -23,7 +23,7 @@ from beamclaw_core.loop import TextChunk
 from beamclaw_core.sessions import SessionAddress
 from beamclaw_gateway.auth import bearer_token, require_token, token_key
 from beamclaw_gateway.errors import ApiError
-from beamclaw_gateway.idempotency import StoredAnswer, fingerprint
+from beamclaw_gateway.idempotency import StoredAnswer, fingerprint, scoped_key, turn_ref
 from beamclaw_gateway.openai_models import (
     ChatCompletion,
     ChatCompletionChunk,
@@ -213,7 +213,7 @@ class _HeaderParam:
 # Read by the handler itself rather than declared as FastAPI ``Header`` parameters:
 # resolving four header parameters through FastAPI's dependency solver cost ~0.15 ms a
 # request. They are declared in the OpenAPI document all the same.
-_USER = _HeaderParam("X-User-Id", "The user, when the body has no `user`.", 256)
+_USER = _HeaderParam("X-User-Id", "The user; wins over the body's `user`.", 256)
 _SESSION = _HeaderParam("X-Session-Id", "The session (else `session_id`, else derived).", 128)
 _IDEMPOTENCY = _HeaderParam(
     "Idempotency-Key", "A retry with the same key answers from the first answer.", 256
@@ -252,8 +252,8 @@ class _OrjsonResponse(JSONResponse):
 async def chat_completions(request: Request, body: ChatCompletionRequest) -> Any:
     """Send the last user message to the agent named by ``model``; answer with the turn.
 
-    ``model`` is ``beamclaw/<agent>`` or the agent id. The user comes from ``user`` or
-    ``X-User-Id``; the session from ``X-Session-Id``/``session_id`` or is derived from
+    ``model`` is ``beamclaw/<agent>`` or the agent id. The user comes from ``X-User-Id``,
+    else ``user``; the session from ``X-Session-Id``/``session_id`` or is derived from
     user and agent. Only the last user message is taken: the history lives in the
     session. ``X-Approval-Mode`` (``deny``/``wait``) says what happens to tool approvals.
     """
@@ -279,11 +279,18 @@ async def chat_completions(request: Request, body: ChatCompletionRequest) -> Any
         raise ApiError(400, "messages must contain a non-empty user message", param="messages")
     created = int(time.time())
     include_usage = bool(body.stream_options and body.stream_options.include_usage)
+    address = SessionAddress(api_user_id(x_user_id or body.user), agent, "api")
+    session_id = x_session_id or body.session_id
     key: str | None = None
     if idempotency_key:
         token = bearer_token(headers.get("authorization"))
-        key = f"{token_key(token) if token else 'anon'}:{idempotency_key}"
-        claim = await services.idempotency.claim(key, fingerprint(await request.body()))
+        key = scoped_key(token_key(token) if token else None, idempotency_key)
+        claim = await services.idempotency.claim(
+            key,
+            fingerprint(await request.body()),
+            session_id=session_id or services.core().session_id(address),
+            model=body.model,
+        )
         if claim.kind == "mismatch":
             raise ApiError(
                 409,
@@ -321,10 +328,11 @@ async def chat_completions(request: Request, body: ChatCompletionRequest) -> Any
             )
 
     turn_request = TurnRequest(
-        address=SessionAddress(api_user_id(body.user or x_user_id), agent, "api"),
+        address=address,
         content=content,
-        session_id=x_session_id or body.session_id,
+        session_id=session_id,
         approval_mode=x_approval_mode or services.settings.api.approval_mode,
+        source_message_id=turn_ref(key) if key is not None else None,
         drafts=bool(body.stream),
     )
     try:
@@ -333,6 +341,8 @@ async def chat_completions(request: Request, body: ChatCompletionRequest) -> Any
         if key is not None:
             await services.idempotency.abandon(key)
         raise
+    if key is not None:
+        await services.idempotency.started(key, turn.turn_id)
     headers = {"X-Session-Id": turn.session_id}
     if body.stream:
         writer = _ChunkWriter(f"chatcmpl-{turn.turn_id}", body.model, created, include_usage)

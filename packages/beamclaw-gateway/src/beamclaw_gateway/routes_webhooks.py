@@ -24,7 +24,7 @@ from beamclaw_gateway.openai_models import error_responses
 from beamclaw_gateway.services import GatewayServices
 from beamclaw_gateway.settings import WebhookSourceSettings
 from beamclaw_gateway.turns import TurnRequest
-from beamclaw_obs import MissingSecretError
+from beamclaw_obs import EventType, MissingSecretError, emit
 
 router = APIRouter(tags=["webhooks"])
 
@@ -37,7 +37,8 @@ class WebhookAccepted(BaseModel):
     turn_id: str
 
 
-def _unauthorized() -> ApiError:
+def _unauthorized(source: str) -> ApiError:
+    emit(EventType.AUTH_FAILED, credential="webhook_secret", source=source)
     return ApiError(401, "missing or invalid webhook secret", type="authentication_error")
 
 
@@ -97,10 +98,10 @@ async def webhook(
         expected = config.secret.resolve(f"webhook {source}")
     except MissingSecretError:
         logger.warning("webhook {}: its secret is not set; refusing", source)
-        raise _unauthorized() from None
+        raise _unauthorized(source) from None
     presented = _presented(config, request, payload)
     if presented is None or not hmac.compare_digest(presented.encode(), expected.encode()):
-        raise _unauthorized()
+        raise _unauthorized(source)
     if config.body_field and isinstance(payload, dict):
         payload.pop(config.body_field, None)  # pyright: ignore[reportUnknownMemberType]
     agent_id = services.agents.resolve(agent or config.agent)
@@ -115,6 +116,7 @@ async def webhook(
             drafts=False,
         )
     )
+    emit(EventType.WEBHOOK_RECEIVED, source=source, agent=agent_id, session_id=turn.session_id)
     body = WebhookAccepted(
         source=source, agent=agent_id, session_id=turn.session_id, turn_id=turn.turn_id
     )

@@ -43,7 +43,10 @@ class GatewayRuntime:
         *,
         home: Path | None = None,
         provider_factory: Callable[[str], Provider] | None = None,
+        database_factory: Callable[[str], Database] = Database,
     ) -> None:
+        """``database_factory`` opens the database from its URL (tests pass
+        ``beamclaw_core.testing.FailingDatabase`` to make store writes fail on demand)."""
         from beamclaw_obs import beamclaw_home
 
         self.config = config
@@ -54,6 +57,7 @@ class GatewayRuntime:
         self.system: AgentSystem | None = None
         self.started_monotonic = time.monotonic()
         self._provider_factory = provider_factory
+        self._database_factory = database_factory
         self._started = False
         self._gc: GcTuning | None = None
         self._db_state = ComponentHealth(HealthState.STARTING)
@@ -92,7 +96,7 @@ class GatewayRuntime:
             emitter.add_backend(self.metrics, queue_size=obs.queue_size)
         self.health.register("database", lambda: self._db_state, critical=True)
         url = resolve_database_url(self.config.memory.database_url, self.home)
-        self.database = Database(url)
+        self.database = self._database_factory(url)
         await self.database.check()
         heads = await self.database.migrate()
         self._db_state = ComponentHealth(

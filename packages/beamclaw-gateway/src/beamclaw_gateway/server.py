@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import ipaddress
 import socket
 from collections.abc import Callable, Coroutine
 from types import FrameType
@@ -18,17 +17,13 @@ from beamclaw_core import describe_llm_provider
 from beamclaw_gateway.app import create_app
 from beamclaw_gateway.config import BeamclawConfig, effective_port
 from beamclaw_gateway.errors import GatewayConfigError, PortInUseError
+from beamclaw_gateway.ratelimit import is_loopback_address
 from beamclaw_gateway.runtime import GatewayRuntime
 
 
 def is_loopback(host: str) -> bool:
     """True for 127.0.0.0/8, ::1 and ``localhost``."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return host == "localhost" or is_loopback_address(host)
 
 
 def check_bind_policy(config: BeamclawConfig) -> None:

@@ -17,10 +17,10 @@ from beamclaw_gateway.idempotency import IdempotencyStore
 from beamclaw_gateway.ratelimit import RateLimiter
 from beamclaw_gateway.runtime import GatewayRuntime
 from beamclaw_gateway.settings import GatewaySettings
+from beamclaw_gateway.settle import CommittedAnswers
 from beamclaw_gateway.turns import TurnRunner
 from beamclaw_gateway.ws import WebSocketHub
 from beamclaw_memory import Database
-from beamclaw_obs import ComponentHealth, HealthState
 
 
 class GatewayServices:
@@ -51,9 +51,19 @@ class GatewayServices:
 
     @property
     def idempotency(self) -> IdempotencyStore:
+        """The idempotency store of the current database: a new gateway instance (a new
+        owner id) each time the runtime starts on a database."""
         db = self.database()
         if self._idempotency is None or self._idempotency.db is not db:
-            self._idempotency = IdempotencyStore(db, self.settings.api.idempotency_ttl_seconds)
+            if self._idempotency is not None:
+                self._idempotency.detach()
+            api = self.settings.api
+            self._idempotency = IdempotencyStore(
+                db,
+                api.idempotency_ttl_seconds,
+                lease_seconds=api.idempotency_lease_seconds,
+                settle=CommittedAnswers(self.core),
+            )
         return self._idempotency
 
     @property
@@ -67,13 +77,15 @@ class GatewayServices:
         health = self.runtime.health
         health.register("channels", self.channels.health)
         health.register("rate_limit", self.limiter.health)
-        if "scheduler" not in health.snapshot():
-            health.register(
-                "scheduler",
-                lambda: ComponentHealth(HealthState.DISABLED, "not run by this gateway yet"),
-            )
+
+    async def start(self) -> None:
+        """Once the runtime started: settle idempotency keys that a dead gateway left."""
+        await self.idempotency.sweep()
 
     async def close(self) -> None:
-        """Let detached turns' consumers finish (bounded), release the limiter."""
+        """Let detached turns' consumers finish (bounded), stop refreshing idempotency
+        leases, release the limiter."""
         await self.turns.drain()
+        if self._idempotency is not None:
+            await self._idempotency.close()
         await self.limiter.close()

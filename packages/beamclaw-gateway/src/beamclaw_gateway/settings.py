@@ -35,15 +35,21 @@ class RateLimitSettings(Section):
     enabled: bool = True
     """False turns rate limiting off entirely."""
     per_ip: str = "120/minute"
-    """Limit per client IP, in ``limits`` notation (``"10/second; 120/minute"``)."""
-    per_token: str = "600/minute"  # noqa: S105 - a rate, not a password
-    """Limit per presented bearer token (hashed), in ``limits`` notation."""
+    """Protective limit per client IP, in ``limits`` notation (``"10/second; 120/minute"``):
+    for clients that are neither loopback nor authenticated, and for every request
+    presenting a wrong bearer token (brute force), loopback included."""
+    per_loopback: str = "6000/minute"
+    """Limit per loopback IP (``127.0.0.0/8``, ``::1``) presenting no wrong token: local
+    scripts, the TUI, the web UI. Behind a reverse proxy on the same host set
+    ``[gateway.http] trust_forwarded_for`` or every client counts as loopback."""
+    per_token: str = "6000/minute"  # noqa: S105 - a rate, not a password
+    """Limit per valid bearer token (hashed): authenticated clients from any address."""
     storage_uri: str = "memory://"
     """``memory://`` (one process) or ``redis://host:port/db`` (shared by gateway nodes)."""
     exempt_paths: list[str] = Field(default_factory=lambda: ["/health", "/ready", "/metrics"])
     """Paths (exact) that are never limited: probes and scrapes."""
 
-    @field_validator("per_ip", "per_token")
+    @field_validator("per_ip", "per_loopback", "per_token")
     @classmethod
     def _parses(cls, value: str) -> str:
         from limits import parse_many
@@ -93,6 +99,10 @@ class ApiSettings(Section):
 
     idempotency_ttl_seconds: int = Field(default=86_400, ge=60)
     """How long an ``Idempotency-Key`` answer is kept and replayed."""
+    idempotency_lease_seconds: float = Field(default=15.0, gt=0)
+    """How long a running ``Idempotency-Key`` stays its gateway's after that gateway's
+    last sign of life (refreshed every third of it). A key whose gateway died (kill -9,
+    crash) is settled once this lapsed: replayed when its turn committed, else released."""
     approval_mode: Literal["deny", "wait"] = "deny"
     """Tool approvals inside ``/v1`` turns: ``deny`` answers no at once; ``wait`` leaves
     them for another client (``/ws``) until ``approval_timeout_seconds``.
@@ -115,19 +125,27 @@ class WebSocketSettings(Section):
 
 
 class TelegramSettings(Section):
-    """``[gateway.channels.telegram]``."""
+    """``[gateway.channels.telegram]``: not available yet; every key loads only with its
+    default (the gateway refuses anything else until a later release adds the channel)."""
 
     enabled: bool = False
+    """Not available yet: only ``false`` loads."""
     token: Secret | None = None
+    """Not available yet: refused when set."""
     mode: Literal["long_poll", "webhook"] = "long_poll"
+    """Not available yet: only the default loads."""
     api_base_url: str = "https://api.telegram.org"
+    """Not available yet: only the default loads."""
     dm_policy: Literal["open", "allowlist", "pairing"] = "pairing"
+    """Not available yet: only the default loads."""
 
 
 class TuiSettings(Section):
     """``[gateway.channels.tui]``."""
 
     enabled: bool = True
+    """The TUI channel is always on; ``false`` is refused (turning it off is not
+    available yet)."""
 
 
 class ChannelsSettings(Section):

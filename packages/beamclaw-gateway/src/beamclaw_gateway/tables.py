@@ -3,6 +3,9 @@
 * ``gateway_idempotency`` — one row per ``Idempotency-Key`` (scoped by token): the
   request fingerprint, ``in_progress``/``done`` and the stored answer, kept until
   ``expires_at``. It survives restarts, so a retried request never runs a second turn.
+  An ``in_progress`` row names its ``owner`` (a gateway instance) and that owner's
+  ``lease_until`` (refreshed while it lives), and the ``session_id``/``turn_id``/``model``
+  needed to settle it from the conversation store when the owner died.
 * ``gateway_a2a_tasks`` — A2A tasks: state, the session and turn behind them, and the
   task's JSON (history, artifacts, status message) in ``data``.
 """
@@ -24,6 +27,10 @@ idempotency = sa.Table(
     sa.Column("session_id", sa.String(128), nullable=True),
     sa.Column("created_at", sa.Float, nullable=False),
     sa.Column("expires_at", sa.Float, nullable=False),
+    sa.Column("owner", sa.String(64), nullable=True),
+    sa.Column("lease_until", sa.Float, nullable=True),
+    sa.Column("turn_id", sa.String(64), nullable=True),
+    sa.Column("model", sa.String(256), nullable=True),
 )
 
 a2a_tasks = sa.Table(

@@ -21,6 +21,7 @@ from beamclaw_core.providers import Provider
 from beamclaw_gateway.app import create_app
 from beamclaw_gateway.config import BeamclawConfig
 from beamclaw_gateway.runtime import GatewayRuntime
+from beamclaw_memory import Database
 
 
 def quiet_config() -> BeamclawConfig:
@@ -33,6 +34,7 @@ def quiet_config() -> BeamclawConfig:
     config.core.maintenance.nightly_hour = None
     config.core.agentic_loop.retry_base_delay_seconds = 0.0
     config.gateway.rate_limit.per_ip = "1000000/minute"
+    config.gateway.rate_limit.per_loopback = "1000000/minute"
     config.gateway.rate_limit.per_token = "1000000/minute"  # noqa: S105 - a rate
     return config
 
@@ -58,8 +60,11 @@ class LiveGateway:
 async def live_gateway(
     provider: Provider | Callable[[str], Provider] | None = None,
     config: BeamclawConfig | None = None,
+    database_factory: Callable[[str], Database] = Database,
 ) -> AsyncGenerator[LiveGateway]:
-    """Serve a gateway on ``127.0.0.1:<free port>`` for the duration of the block."""
+    """Serve a gateway on ``127.0.0.1:<free port>`` for the duration of the block.
+
+    ``database_factory``: see :class:`GatewayRuntime` (a failing database for outages)."""
     factory: Callable[[str], Provider] | None
     if provider is None or not isinstance(provider, Provider):
         factory = provider
@@ -67,7 +72,7 @@ async def live_gateway(
         fixed = provider
         factory = lambda _agent: fixed  # noqa: E731 - one provider for every agent
     config = config or quiet_config()
-    runtime = GatewayRuntime(config, provider_factory=factory)
+    runtime = GatewayRuntime(config, provider_factory=factory, database_factory=database_factory)
     app = create_app(runtime)
     server = uvicorn.Server(
         uvicorn.Config(

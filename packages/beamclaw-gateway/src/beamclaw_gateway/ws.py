@@ -10,6 +10,8 @@ Invariants:
   to the session, else through the handle of the turn it started.
 * A client message id seen before (per user) is answered with ``error`` ``duplicate``
   and never starts a second turn.
+* When a connection ends, its session subscriptions and turn handles are closed at once:
+  the core keeps no subscriber (nor streams drafts) for a client that is gone.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ from beamclaw_core.loop import TurnEvent
 from beamclaw_core.sessions import SessionAddress, UnknownSessionError
 from beamclaw_gateway.auth import bearer_token, token_key, unauthorized
 from beamclaw_gateway.errors import UnknownTargetError
-from beamclaw_gateway.middleware import client_ip
 from beamclaw_gateway.settings import WebSocketSettings
 from beamclaw_gateway.ws_protocol import (
     AUTHENTICATED,
@@ -48,7 +49,7 @@ from beamclaw_gateway.ws_protocol import (
 from beamclaw_obs import ComponentHealth, HealthState
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterable
+    from collections.abc import AsyncIterable, Callable
 
     from beamclaw_gateway.services import GatewayServices
 
@@ -76,6 +77,8 @@ class WsConnection:
         self.sessions: set[str] = set()
         self.subscriptions: dict[str, asyncio.Task[None]] = {}
         self.forwarders: set[asyncio.Task[None]] = set()
+        self.closers: set[Callable[[], None]] = set()
+        """Close the sources still being forwarded (subscriptions, turn handles)."""
         self.sender: asyncio.Task[None] | None = None
         self._overflow_task: asyncio.Task[None] | None = None
 
@@ -116,11 +119,20 @@ class WsConnection:
                 return
             await self.ws.send_text(json.dumps(frame, default=str))
 
-    def forward(self, events: AsyncIterable[TurnEvent]) -> asyncio.Task[None]:
+    def forward(
+        self, events: AsyncIterable[TurnEvent], close: Callable[[], None]
+    ) -> asyncio.Task[None]:
+        """Pump ``events`` to the client; ``close`` ends the source when the connection ends."""
+        self.closers.add(close)
+
         async def pump() -> None:
-            async for event in events:
-                if not self.push(event_frame(event)):
-                    return
+            try:
+                async for event in events:
+                    if not self.push(event_frame(event)):
+                        return
+            finally:  # the source ended, the client fell behind, or the connection ended
+                close()
+                self.closers.discard(close)
 
         task = asyncio.create_task(pump())
         self.forwarders.add(task)
@@ -129,6 +141,8 @@ class WsConnection:
 
     async def shutdown(self) -> None:
         self.closed = True
+        for close in list(self.closers):
+            close()
         tasks = [*self.forwarders, *self.subscriptions.values()]
         if self.sender is not None:
             tasks.append(self.sender)
@@ -209,8 +223,7 @@ async def _authenticate(websocket: WebSocket, services: GatewayServices) -> bool
             )
             await websocket.close(CLOSE_UNAUTHORIZED, "unauthorized")
         return False
-    ip = client_ip(websocket.scope, trust_forwarded_for=services.settings.http.trust_forwarded_for)
-    decision = await services.limiter.check(ip, token_key(frame.token))
+    decision = await services.limiter.check("authenticated", token_key(frame.token))
     if not decision.allowed:
         with contextlib.suppress(Exception):
             await websocket.send_text(
@@ -293,7 +306,7 @@ async def _on_subscribe(conn: WsConnection, session_id: str, services: GatewaySe
         conn.push(error_frame("unknown_session", "no such session", session_id=session_id))
         return
     services.ws_hub.attach(conn, session_id)
-    conn.subscriptions[session_id] = conn.forward(subscription)
+    conn.subscriptions[session_id] = conn.forward(subscription, subscription.close)
 
 
 async def _on_message(conn: WsConnection, frame: MessageFrame, services: GatewayServices) -> None:
@@ -319,4 +332,4 @@ async def _on_message(conn: WsConnection, frame: MessageFrame, services: Gateway
         conn.push(error_frame("send_failed", f"{type(exc).__name__}: {exc}", id=frame.id))
         return
     if session_id not in conn.subscriptions:
-        conn.forward(handle.events())
+        conn.forward(handle.events(), handle.close)

@@ -27,13 +27,30 @@ class ConfigError(BeamclawObsError):
 
 
 class MissingSecretError(BeamclawObsError):
-    """A ``{ env = "VAR" }`` secret was used but the variable is unset or empty."""
+    """A secret was used but cannot be had: variable unset or empty, key file missing,
+    empty or readable by other users.
 
-    def __init__(self, variable: str, used_for: str | None = None) -> None:
+    Attributes:
+        variable: the variable name, or ``file:<path>`` for a key file.
+        used_for: what needed it, if the caller said.
+        problem: one line saying what is wrong (never the value).
+        fix: one line saying what to do about it.
+    """
+
+    def __init__(
+        self,
+        variable: str,
+        used_for: str | None = None,
+        *,
+        problem: str | None = None,
+        fix: str | None = None,
+    ) -> None:
         self.variable = variable
         self.used_for = used_for
+        self.problem = problem or f"environment variable {variable} is not set"
+        self.fix = fix or f"export {variable}=..."
         where = f" (needed for {used_for})" if used_for else ""
-        super().__init__(f"environment variable {variable} is not set{where}")
+        super().__init__(f"{self.problem}{where}")
 
 
 class HomeNotWritableError(BeamclawObsError):

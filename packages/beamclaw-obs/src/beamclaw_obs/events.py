@@ -1,8 +1,13 @@
 """The typed event catalogue.
 
-Every event any BeamClaw package emits is listed here with the data fields it carries
-(seed 001 "Observability Events" plus the events later seeds and DESIGN.md add). ``emit``
-accepts only catalogue members, so a typo is a type error rather than a silent new metric.
+Every event any BeamClaw package emits is listed here (seed 001 "Observability Events"
+plus the events later seeds and DESIGN.md add); docs/architecture.md lists the data each
+carries. ``emit`` accepts only catalogue members, so a typo is a type error rather than a
+silent new metric.
+
+Invariant: every member is emitted by shipped code (tests/integration/test_observability.py
+proves it). A feature that does not exist yet has no events here: sandbox, scheduler
+(jobs, heartbeat) and channel (Telegram) events come back with their features.
 """
 
 from __future__ import annotations
@@ -52,19 +57,10 @@ class EventType(enum.StrEnum):
     MCP_SERVER_UP = "mcp_server_up"
     MCP_SERVER_DOWN = "mcp_server_down"
     MCP_TOOLS_CHANGED = "mcp_tools_changed"
-    # sandbox
-    SANDBOX_START = "sandbox_start"
-    SANDBOX_STOP = "sandbox_stop"
-    # scheduler
-    JOB_FIRED = "job_fired"
-    JOB_RESULT = "job_result"
-    HEARTBEAT = "heartbeat"
     # gateway
     HTTP_REQUEST = "http_request"
     RATE_LIMITED = "rate_limited"
     AUTH_FAILED = "auth_failed"
-    CHANNEL_MESSAGE = "channel_message"
-    CHANNEL_ERROR = "channel_error"
     WEBHOOK_RECEIVED = "webhook_received"
     # process
     GATEWAY_START = "gateway_start"

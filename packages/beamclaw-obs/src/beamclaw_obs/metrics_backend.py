@@ -38,8 +38,26 @@ class _DropCollector(Collector):
         yield failed
 
 
+_TURN_OUTCOMES = {
+    EventType.TURN_COMPLETE: "done",
+    EventType.TURN_ERROR: "error",
+    EventType.TURN_CANCELLED: "cancelled",
+}
+"""The events that end a turn, and the ``outcome`` label each counts under."""
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 class MetricsBackend:
-    """Counts every event and records the durations the catalogue carries."""
+    """Counts every event and turns the data the catalogue carries into series.
+
+    Each series reads only fields its event always carries (docs/architecture.md lists
+    them): turns by outcome and their durations, tokens and cost from ``turn_complete``;
+    errors by kind from ``turn_error`` (source ``turn``) and failed ``llm_response``
+    (source ``llm``); LLM and tool calls with their durations; HTTP requests by status.
+    """
 
     name = "metrics"
 
@@ -71,36 +89,91 @@ class MetricsBackend:
             buckets=_SECONDS,
             registry=r,
         )
+        self.turns = Counter(
+            "beamclaw_turns",
+            "Turns ended, by outcome (done, error, cancelled)",
+            ["outcome"],
+            registry=r,
+        )
         self.turn_seconds = Histogram(
             "beamclaw_turn_duration_seconds",
-            "Whole-turn duration",
+            "Whole-turn duration, from the user message to the turn's end",
+            ["outcome"],
             buckets=_SECONDS,
             registry=r,
         )
+        self.turn_tokens = Counter(
+            "beamclaw_turn_tokens", "Tokens of completed turns", ["kind"], registry=r
+        )
+        self.turn_cost = Counter(
+            "beamclaw_turn_cost_usd", "Cost of completed turns in US dollars", registry=r
+        )
+        self.errors = Counter(
+            "beamclaw_errors",
+            "Errors by source (turn, llm) and kind",
+            ["source", "kind"],
+            registry=r,
+        )
         self.tokens = Counter("beamclaw_llm_tokens", "Tokens used", ["model", "kind"], registry=r)
+        self.http_requests = Counter(
+            "beamclaw_http_requests",
+            "HTTP requests by method, route template and status",
+            ["method", "route", "status"],
+            registry=r,
+        )
+        self.http_seconds = Histogram(
+            "beamclaw_http_request_duration_seconds",
+            "HTTP request duration",
+            ["route"],
+            buckets=_SECONDS,
+            registry=r,
+        )
         if stats is not None:
             r.register(_DropCollector(stats))
 
     def handle(self, event: Event) -> None:
         d = event.data
-        self.events.labels(type=event.type.value).inc()
-        if event.type is EventType.LLM_RESPONSE:
-            model = str(d.get("model", "unknown"))
-            self.llm_requests.labels(model=model, success=str(bool(d.get("success")))).inc()
-            if isinstance(d.get("duration_ms"), int | float):
-                self.llm_seconds.labels(model=model).observe(float(d["duration_ms"]) / 1000)
-            for kind in ("prompt_tokens", "completion_tokens"):
-                if isinstance(d.get(kind), int):
-                    self.tokens.labels(model=model, kind=kind).inc(d[kind])
-        elif event.type is EventType.TOOL_CALL_RESULT:
+        kind = event.type
+        self.events.labels(type=kind.value).inc()
+        if kind is EventType.LLM_RESPONSE:
+            self._llm(d)
+        elif kind is EventType.TOOL_CALL_RESULT:
             tool = str(d.get("tool_name", "unknown"))
             self.tool_calls.labels(tool=tool, success=str(bool(d.get("success")))).inc()
-            if isinstance(d.get("duration_ms"), int | float):
-                self.tool_seconds.labels(tool=tool).observe(float(d["duration_ms"]) / 1000)
-        elif event.type is EventType.TURN_COMPLETE and isinstance(
-            d.get("total_duration_ms"), int | float
-        ):
-            self.turn_seconds.observe(float(d["total_duration_ms"]) / 1000)
+            if (ms := _number(d.get("duration_ms"))) is not None:
+                self.tool_seconds.labels(tool=tool).observe(ms / 1000)
+        elif kind in _TURN_OUTCOMES:
+            self._turn_end(_TURN_OUTCOMES[kind], d)
+        elif kind is EventType.HTTP_REQUEST:
+            route = str(d.get("route", "unknown"))
+            self.http_requests.labels(
+                method=str(d.get("method", "")), route=route, status=str(d.get("status", ""))
+            ).inc()
+            if (ms := _number(d.get("duration_ms"))) is not None:
+                self.http_seconds.labels(route=route).observe(ms / 1000)
+
+    def _llm(self, d: dict[str, object]) -> None:
+        model = str(d.get("model", "unknown"))
+        self.llm_requests.labels(model=model, success=str(bool(d.get("success")))).inc()
+        if (ms := _number(d.get("duration_ms"))) is not None:
+            self.llm_seconds.labels(model=model).observe(ms / 1000)
+        for kind in ("prompt_tokens", "completion_tokens"):
+            if (count := _number(d.get(kind))) is not None:
+                self.tokens.labels(model=model, kind=kind).inc(count)
+        if d.get("error_kind"):
+            self.errors.labels(source="llm", kind=str(d["error_kind"])).inc()
+
+    def _turn_end(self, outcome: str, d: dict[str, object]) -> None:
+        self.turns.labels(outcome=outcome).inc()
+        if (ms := _number(d.get("total_duration_ms"))) is not None:
+            self.turn_seconds.labels(outcome=outcome).observe(ms / 1000)
+        if outcome == "error":
+            self.errors.labels(source="turn", kind=str(d.get("kind", "unknown"))).inc()
+        for kind in ("prompt_tokens", "completion_tokens"):
+            if (count := _number(d.get(kind))) is not None:
+                self.turn_tokens.labels(kind=kind).inc(count)
+        if (cost := _number(d.get("cost_usd"))) is not None:
+            self.turn_cost.inc(cost)
 
     def render(self) -> bytes:
         """The Prometheus text exposition of this backend's registry."""

@@ -6,7 +6,8 @@ from beamclaw_obs import Section
 
 
 class SandboxSettings(Section):
-    """``[sandbox]``: Docker sandboxes for model-written code."""
+    """``[sandbox]``: Docker sandboxes for model-written code (not available yet)."""
 
     enabled: bool = False
-    """Offer the sandboxed ``exec`` tool (needs a Docker engine)."""
+    """Not available yet: no tool runs code in a container, so only ``false`` loads (the
+    gateway refuses ``true`` until a later release adds the sandbox)."""

@@ -1,10 +1,24 @@
-"""``beamclaw agent create|list|show|delete|rehatch``: agent workspaces."""
+"""``beamclaw agent create|list|show|delete|rehatch``: agent workspaces.
+
+Like every other entry point (gateway, TUI), ``list`` and ``show`` first ensure the
+configured default agent (``[core] default_agent``) exists, so a fresh home lists it.
+"""
 
 from __future__ import annotations
 
 import json
 
 import typer
+
+
+def ensure_default_agent() -> str:
+    """Create the configured default agent's workspace when missing; returns its name."""
+    from beamclaw_core.workspace import ensure_agent
+    from beamclaw_gateway import load_config
+
+    name = load_config().settings.core.default_agent
+    ensure_agent(name)
+    return name
 
 
 def register(app: typer.Typer) -> None:
@@ -28,6 +42,7 @@ def register(app: typer.Typer) -> None:
         """List agents."""
         from beamclaw_core.workspace import list_agents
 
+        ensure_default_agent()
         agents = list_agents()
         if as_json:
             print(
@@ -45,8 +60,6 @@ def register(app: typer.Typer) -> None:
                 )
             )
             return
-        if not agents:
-            print("no agents yet (the default agent is created on first use)")
         for a in agents:
             print(f"{a.name:<24} {len(a.skills)} skills, {a.daily_logs} daily logs  {a.path}")
 
@@ -58,6 +71,7 @@ def register(app: typer.Typer) -> None:
         """Show an agent's bootstrap files."""
         from beamclaw_core.workspace import show_agent
 
+        ensure_default_agent()
         details = show_agent(name)
         if as_json:
             print(

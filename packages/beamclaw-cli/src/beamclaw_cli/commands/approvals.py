@@ -9,7 +9,6 @@ itself), and straight to the database otherwise, as ``beamclaw sessions delete``
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -20,9 +19,11 @@ from urllib.parse import quote
 import typer
 
 from beamclaw_cli.errors import BeamclawCliError, UsageError
+from beamclaw_cli.home_access import gateway_delete, with_database
 
 if TYPE_CHECKING:
     from beamclaw_core.approvals import AlwaysAllowlist, AlwaysGrant
+    from beamclaw_memory import Database
 
 T = TypeVar("T")
 
@@ -34,24 +35,14 @@ class GrantNotFoundError(BeamclawCliError):
 
 
 def _with_grants(config: Path | None, action: Callable[[AlwaysAllowlist], Awaitable[T]]) -> T:
-    async def run() -> T:
+    async def on(database: Database) -> T:
         import time
 
         from beamclaw_core.approvals import AlwaysAllowlist
-        from beamclaw_gateway import load_config
-        from beamclaw_memory import Database, resolve_database_url
-        from beamclaw_obs import beamclaw_home, ensure_home
 
-        cfg = load_config(config).settings
-        home = ensure_home(beamclaw_home())
-        database = Database(resolve_database_url(cfg.memory.database_url, home))
-        try:
-            await database.migrate()
-            return await action(AlwaysAllowlist(database, time.time))
-        finally:
-            await database.dispose()
+        return await action(AlwaysAllowlist(database, time.time))
 
-    return asyncio.run(run())
+    return with_database(config, on)
 
 
 def grant_json(grant: AlwaysGrant) -> dict[str, Any]:
@@ -135,23 +126,9 @@ def _revoke_via_gateway(
     config: Path | None, agent: str, user: str, tool: str | None, pid: int
 ) -> int:
     """Ask the running gateway to revoke (its sessions hold the grants in memory)."""
-    import httpx
-
-    from beamclaw_cli.daemon import Endpoint
-    from beamclaw_gateway import effective_port, load_config
-
-    cfg = load_config(config).settings
-    endpoint = Endpoint(cfg.gateway.http.host, effective_port(cfg))
-    secret = cfg.gateway.http.token
-    headers = {"Authorization": f"Bearer {secret.resolve('the gateway token')}"} if secret else {}
     parts = [agent, user] + ([tool] if tool is not None else [])
-    url = f"{endpoint.base_url}/api/approvals/always/" + "/".join(quote(p, safe="") for p in parts)
-    try:
-        response = httpx.delete(url, headers=headers, timeout=30.0)
-    except httpx.TransportError as e:
-        raise BeamclawCliError(
-            f"a gateway (pid {pid}) holds this home but does not answer at {endpoint.base_url}: {e}"
-        ) from e
+    path = "/api/approvals/always/" + "/".join(quote(p, safe="") for p in parts)
+    response = gateway_delete(config, path, pid)
     if response.status_code == 404:
         return 0
     if response.status_code != 200:

@@ -10,7 +10,6 @@ unique prefix of its id.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -20,9 +19,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import typer
 
 from beamclaw_cli.errors import BeamclawCliError, UsageError
+from beamclaw_cli.home_access import gateway_delete, with_database
 
 if TYPE_CHECKING:
     from beamclaw_core.store import ConversationRecord, ConversationStore, StoredMessage
+    from beamclaw_memory import Database
 
 T = TypeVar("T")
 
@@ -35,22 +36,12 @@ class SessionNotFoundError(BeamclawCliError):
 
 
 def _with_store(config: Path | None, action: Callable[[ConversationStore], Awaitable[T]]) -> T:
-    async def run() -> T:
+    async def on(database: Database) -> T:
         from beamclaw_core.store import ConversationStore
-        from beamclaw_gateway import load_config
-        from beamclaw_memory import Database, resolve_database_url
-        from beamclaw_obs import beamclaw_home, ensure_home
 
-        cfg = load_config(config).settings
-        home = ensure_home(beamclaw_home())
-        database = Database(resolve_database_url(cfg.memory.database_url, home))
-        try:
-            await database.migrate()
-            return await action(ConversationStore(database))
-        finally:
-            await database.dispose()
+        return await action(ConversationStore(database))
 
-    return asyncio.run(run())
+    return with_database(config, on)
 
 
 async def _resolve(store: ConversationStore, ref: str) -> ConversationRecord:
@@ -273,22 +264,7 @@ def register(app: typer.Typer) -> None:
 
 def _delete_via_gateway(config: Path | None, session_id: str, pid: int) -> None:
     """Ask the running gateway to delete the session (it owns the live lanes)."""
-    import httpx
-
-    from beamclaw_cli.daemon import Endpoint
-    from beamclaw_gateway import effective_port, load_config
-
-    cfg = load_config(config).settings
-    endpoint = Endpoint(cfg.gateway.http.host, effective_port(cfg))
-    secret = cfg.gateway.http.token
-    headers = {"Authorization": f"Bearer {secret.resolve('the gateway token')}"} if secret else {}
-    url = f"{endpoint.base_url}/api/sessions/{session_id}"
-    try:
-        response = httpx.delete(url, headers=headers, timeout=30.0)
-    except httpx.TransportError as e:
-        raise BeamclawCliError(
-            f"a gateway (pid {pid}) holds this home but does not answer at {endpoint.base_url}: {e}"
-        ) from e
+    response = gateway_delete(config, f"/api/sessions/{session_id}", pid)
     if response.status_code == 404:
         raise SessionNotFoundError(f"session {session_id} was already gone")
     if response.status_code != 200:

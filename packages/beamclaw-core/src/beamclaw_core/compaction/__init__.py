@@ -6,12 +6,13 @@ from beamclaw_core.compaction.compactor import (
     render,
     split_point,
 )
-from beamclaw_core.compaction.flush import FLUSH_INSTRUCTIONS, memory_flush
+from beamclaw_core.compaction.flush import FLUSH_INSTRUCTIONS, FlushOutcome, memory_flush
 
 __all__ = [
     "FLUSH_INSTRUCTIONS",
     "SUMMARY_INSTRUCTIONS",
     "Compactor",
+    "FlushOutcome",
     "memory_flush",
     "render",
     "split_point",

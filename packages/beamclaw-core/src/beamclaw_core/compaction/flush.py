@@ -1,14 +1,22 @@
-"""The memory flush before compaction (seed 003): one hidden turn in which the model may
-save durable facts with its memory tools. Nothing of it enters the conversation."""
+"""The memory flush (seed 003): one hidden turn in which the model may save durable facts
+with its memory tools, before compaction and on ``/new``. Nothing of it enters the
+conversation.
+
+Best effort: :func:`memory_flush` never raises for a failing provider or tool and is
+bounded by a timeout; its outcome is returned and emitted as ``MEMORY_FLUSH`` (``ok``,
+``tool_calls`` or ``error``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 
 from beamclaw_core.messages import Message
 from beamclaw_core.providers import CompletionOptions, Provider
-from beamclaw_obs import EventType, emit
-from beamclaw_tools import SessionRef, ToolPolicy, ToolRegistry
+from beamclaw_obs import EventType, emit, scrub
+from beamclaw_tools import SessionRef, ToolDef, ToolPolicy, ToolRegistry
 
 FLUSH_INSTRUCTIONS = (
     "The conversation is about to be compacted and older messages will leave your context. "
@@ -18,18 +26,59 @@ FLUSH_INSTRUCTIONS = (
 MAX_ROUNDS = 3
 
 
+@dataclass(frozen=True, slots=True)
+class FlushOutcome:
+    """What a memory flush did: ``ok`` with its memory ``tool_calls``, or the ``error``."""
+
+    ok: bool
+    tool_calls: int = 0
+    error: str | None = None
+
+
+class _FlushTimeoutError(Exception):
+    pass
+
+
 async def memory_flush(
     provider: Provider,
     messages: Sequence[Message],
     tools: ToolRegistry,
     session: SessionRef,
     policy: ToolPolicy | None = None,
-) -> int:
-    """Run the hidden flush turn; returns how many memory tool calls were made."""
+    *,
+    time_limit: float | None = None,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> FlushOutcome:
+    """Run the hidden flush turn on ``messages`` (a turn's request, see
+    :func:`~beamclaw_core.loop.request.request_messages`), abandoned after ``time_limit``
+    seconds of ``sleep``. A failure is the outcome, not an exception."""
     definitions = tuple(d for d in tools.definitions(policy) if "memory" in d.name)
     if not definitions:
-        return 0
+        return FlushOutcome(ok=True)
+    rounds = _rounds(provider, messages, definitions, tools, session, policy)
+    try:
+        calls = await (rounds if time_limit is None else _within(rounds, time_limit, sleep))
+    except _FlushTimeoutError:
+        error = f"timed out after {time_limit:g} s"
+    except Exception as e:  # best effort: the caller goes on and reports it
+        error = scrub(f"{type(e).__name__}: {e}")
+    else:
+        emit(EventType.MEMORY_FLUSH, session_id=session.session_id, ok=True, tool_calls=calls)
+        return FlushOutcome(ok=True, tool_calls=calls)
+    emit(EventType.MEMORY_FLUSH, session_id=session.session_id, ok=False, error=error)
+    return FlushOutcome(ok=False, error=error)
+
+
+async def _rounds(
+    provider: Provider,
+    messages: Sequence[Message],
+    definitions: tuple[ToolDef, ...],
+    tools: ToolRegistry,
+    session: SessionRef,
+    policy: ToolPolicy | None,
+) -> int:
     convo = [*messages, Message.system(FLUSH_INSTRUCTIONS)]
+    allowed = {d.name for d in definitions}
     calls = 0
     for _ in range(MAX_ROUNDS):
         completion = await provider.complete(convo, CompletionOptions(tools=definitions))
@@ -37,7 +86,6 @@ async def memory_flush(
         if not reply.tool_calls:
             break
         convo.append(reply)
-        allowed = {d.name for d in definitions}
         for call in reply.tool_calls:
             calls += 1
             if call.name in allowed:
@@ -51,5 +99,22 @@ async def memory_flush(
                         call.id, call.name, "Not available during the flush.", is_error=True
                     )
                 )
-    emit(EventType.MEMORY_FLUSH, session_id=session.session_id, tool_calls=calls)
     return calls
+
+
+async def _within(
+    work: Awaitable[int], seconds: float, sleep: Callable[[float], Awaitable[None]]
+) -> int:
+    """``work``'s result, or :class:`_FlushTimeoutError` once ``sleep(seconds)`` ends first (the
+    work is then cancelled)."""
+    task = asyncio.ensure_future(work)
+    timer = asyncio.ensure_future(sleep(seconds))
+    try:
+        await asyncio.wait((task, timer), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for pending in (task, timer):
+            pending.cancel()
+        await asyncio.wait((task, timer))
+    if task.cancelled():
+        raise _FlushTimeoutError
+    return task.result()

@@ -15,6 +15,9 @@ Invariants:
   was already queued is dropped, never applied to the new state.
 * Whatever happens, the turn ends in ``Idle`` or ``Error``; an exception escaping
   :meth:`TurnExecutor.run` is a loop crash for the session supervisor to handle.
+* Exactly one terminal event per turn: the transition that ends a turn is committed
+  before its effects run, and if they fail part-way its terminal event is still
+  published on the way down (a restart finds the turn ended and tells nothing).
 """
 
 from __future__ import annotations
@@ -29,7 +32,6 @@ from loguru import logger
 from beamclaw_core.loop import effects as fx
 from beamclaw_core.loop.context import LoopContext
 from beamclaw_core.loop.errors import IllegalTransition
-from beamclaw_core.loop.history import repair_history
 from beamclaw_core.loop.inputs import (
     ApprovalDecision,
     CompactionDone,
@@ -43,6 +45,8 @@ from beamclaw_core.loop.inputs import (
 )
 from beamclaw_core.loop.llm_call import complete_llm, provider_failure, stream_llm
 from beamclaw_core.loop.machine import transition
+from beamclaw_core.loop.observe import observe_turn_event
+from beamclaw_core.loop.request import request_messages
 from beamclaw_core.loop.states import State, is_busy, recovery_form
 from beamclaw_core.loop.turn_events import TurnEvent
 from beamclaw_core.messages import Message
@@ -50,8 +54,6 @@ from beamclaw_core.providers import Provider, estimate_prompt_tokens
 from beamclaw_core.store import ConversationStore, View
 from beamclaw_obs import EventType, emit, scrub
 from beamclaw_tools import SessionRef, ToolCall, ToolDef, ToolPolicy, ToolRegistry, ToolResult
-
-SUMMARY_PREFIX = "[Conversation summary]: "
 
 
 class ViewCache:
@@ -127,6 +129,8 @@ class TurnExecutor:
         self._measured: tuple[list[Message], tuple[ToolDef, ...]] | None = None
         """The request ``MeasureContext`` built, reused by the ``RequestLlm`` that follows
         it; dropped by anything that changes the view (a commit, a compaction)."""
+        self._started_at: float | None = None
+        """When the running turn began (for its obs events' duration)."""
 
     # ------------------------------------------------------------ public
 
@@ -202,13 +206,32 @@ class TurnExecutor:
             self.deps.view.extend(new_messages)
             if new_messages:
                 self._measured = None
+        if (turn := getattr(self.state, "turn", None)) is not None:
+            self._started_at = turn.started_at
         self.state = result.new_state
         if on_commit is not None:
             on_commit()
-        for effect in result.effects:
-            if self.deps.on_effect is not None:
-                self.deps.on_effect(effect)
-            await self._run_effect(effect)
+        effects = result.effects
+        for i, effect in enumerate(effects):
+            started = False
+            try:
+                if self.deps.on_effect is not None:
+                    self.deps.on_effect(effect)
+                started = True
+                await self._run_effect(effect)
+            except BaseException:
+                self._tell_ending(effects[i + 1 if started else i :])
+                raise
+
+    def _tell_ending(self, unrun: tuple[fx.Effect, ...]) -> None:
+        """The effects of a transition failed part-way (a crash, a cancellation): publish
+        its terminal event if it has one not yet published. The end of the turn is
+        committed already, so a restarted loop finds nothing to resume and would never
+        tell it. (A transition without one left the turn busy: the restarted loop resumes
+        the turn, which ends there.)"""
+        for effect in unrun:
+            if isinstance(effect, fx.NotifyClient) and effect.event.terminal:
+                self.deps.publish(effect.event)
 
     async def _run_effect(self, effect: fx.Effect) -> None:
         d = self.deps
@@ -216,6 +239,7 @@ class TurnExecutor:
             return
         if isinstance(effect, fx.NotifyClient):
             d.publish(effect.event)
+            observe_turn_event(effect.event, self._started_at, d.clock())
         elif isinstance(effect, fx.MeasureContext):
             self._measured = messages, tools = await self._request()
             tokens = estimate_prompt_tokens(messages, tools)
@@ -295,10 +319,7 @@ class TurnExecutor:
     async def _request(self) -> tuple[list[Message], tuple[ToolDef, ...]]:
         d = self.deps
         view = await d.view.get()
-        messages = list(await d.system_prompt(d.session))
-        if view.summary:
-            messages.append(Message.system(SUMMARY_PREFIX + view.summary))
-        messages.extend(repair_history(view.messages))
+        messages = request_messages(await d.system_prompt(d.session), view)
         tools: list[ToolDef] = []
         if d.tools is not None:
             tools.extend(d.tools.definitions(d.tool_policy))

@@ -75,6 +75,7 @@ from beamclaw_core.loop.steps import (
     next_tool,
     pending_calls,
     persist_synthetic,
+    said_if_empty,
     start_call,
     subagent_report,
     synthetic_results,
@@ -180,7 +181,7 @@ def _chunk(state: LlmRequesting, ctx: LoopContext, ev: LlmChunk) -> Transition:
 
 def _response(state: LlmRequesting, ctx: LoopContext, ev: LlmResponse) -> Transition:
     """Persist the answer; finish, run its tools serially, or stop at a limit."""
-    msg = ev.message
+    msg = said_if_empty(ev.message)
     turn = state.turn.model_copy(
         update={
             "usage": state.turn.usage + ev.usage,

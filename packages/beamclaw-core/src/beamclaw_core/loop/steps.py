@@ -46,6 +46,8 @@ from beamclaw_core.messages import Message
 from beamclaw_tools import Autonomy, ToolCall, ToolResult
 
 PREVIEW_CHARS = 300
+EMPTY_REPLY_TEXT = "The model returned an empty reply."
+"""Said instead of a blank answer, and stored in its place (no blank assistant message)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +65,17 @@ def join_text(before: str, more: str) -> str:
     if not before:
         return more
     return f"{before}\n\n{more}"
+
+
+def said_if_empty(message: Message) -> Message:
+    """``message``, or when it is a final reply with neither text nor tool calls, the same
+    reply (usage, model, reasoning kept) saying :data:`EMPTY_REPLY_TEXT`, marked
+    ``meta["empty_reply"]``: the user is told, and the history holds no blank message."""
+    if message.tool_calls or message.text.strip():
+        return message
+    return message.model_copy(
+        update={"content": EMPTY_REPLY_TEXT, "meta": {**message.meta, "empty_reply": True}}
+    )
 
 
 def tool_message(result: ToolResult, *, synthetic: bool = False) -> Message:

@@ -341,11 +341,10 @@ class HttpProvider(ABC):
         try:
             return secret.resolve(used_for=f"provider {self._name}")
         except MissingSecretError as e:
-            var = e.variable
             raise self._error(
                 ErrorKind.AUTH,
-                f"environment variable {var} is not set (api_key of [core.providers."
-                f"{self._name}]): export {var}=... or configure another provider",
+                f"{e.problem} (api_key of [core.providers.{self._name}]): "
+                f"{e.fix} or configure another provider",
                 self.model,
             ) from e
 
@@ -549,6 +548,7 @@ class HttpProvider(ABC):
             "model": model,
             "status": status,
             "duration_ms": round((time.monotonic() - started) * 1000, 1),
+            "success": completion is not None,
         }
         if completion is not None:
             usage = completion.message.usage or Usage()

@@ -58,7 +58,9 @@ class ProviderSettings(Section):
     kind: Literal["openai", "anthropic"] = "openai"
     """Wire protocol: ``openai`` (OpenAI-compatible) or ``anthropic`` (Messages API)."""
     api_key: Secret | None = None
-    """``{ env = "VAR" }``; optional for local servers (Ollama, llama.cpp, vLLM)."""
+    """``{ env = "VAR" }`` or ``{ file = "secrets/NAME" }`` (a 0600 key file under
+    ``$BEAMCLAW_HOME``, as ``beamclaw onboard`` writes); optional for local servers
+    (Ollama, llama.cpp, vLLM)."""
     base_url: str = "https://api.openai.com/v1"
     """API root; ``/chat/completions`` (openai) or ``/messages`` (anthropic) is appended.
     Defaults to Anthropic's when ``kind = "anthropic"`` and unset."""

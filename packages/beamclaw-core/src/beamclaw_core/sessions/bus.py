@@ -5,6 +5,10 @@ subscriber whose queue is full is marked *lagging* and dropped (its iterator end
 what it already buffered). The turn goes on and is persisted regardless. A turn handle
 additionally keeps its terminal event in a future, so a consumer that lagged or stopped
 reading can still ``await handle.result()``.
+
+A subscription leaves its bus the moment it closes (by its owner, by lagging, after its
+terminal event, or when the bus closes): the bus holds open subscriptions only, so a
+reader that went away neither keeps memory nor makes turns stream.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ class Subscription:
         self._until_terminal = until_terminal
         self.lagging = False
         self.closed = False
+        self._on_close: Callable[[Subscription], None] | None = None
+        """Set by the bus: removes this subscription from it."""
 
     def offer(self, event: TurnEvent) -> None:
         if self.closed or not self._accept(event):
@@ -50,9 +56,13 @@ class Subscription:
             self.close()
 
     def close(self) -> None:
+        """Stop receiving: the iterator ends after what is buffered; the bus forgets it."""
         if not self.closed:
             self.closed = True
             self._queue.put_nowait(_END)
+            if self._on_close is not None:
+                self._on_close(self)
+                self._on_close = None
 
     def __aiter__(self) -> AsyncIterator[TurnEvent]:
         return self._iterate()
@@ -71,7 +81,8 @@ class SessionBus:
 
     def __init__(self, buffer: int = DEFAULT_BUFFER) -> None:
         self.buffer = buffer
-        self._subs: list[Subscription] = []
+        self._subs: dict[Subscription, None] = {}
+        """The open subscriptions, in subscription order."""
 
     def subscribe(
         self,
@@ -83,23 +94,28 @@ class SessionBus:
         sub = Subscription(
             accept or (lambda _e: True), self.buffer, until_terminal=until_terminal, drafts=drafts
         )
-        self._subs.append(sub)
+        sub._on_close = self._forget  # pyright: ignore[reportPrivateUsage]
+        self._subs[sub] = None
         return sub
+
+    def _forget(self, sub: Subscription) -> None:
+        self._subs.pop(sub, None)
+
+    def open_subscriptions(self) -> int:
+        """How many subscriptions are open (closed ones are already gone)."""
+        return len(self._subs)
 
     def wants_drafts(self) -> bool:
         """Whether an open subscription wants streamed text (else nobody sees drafts)."""
-        return any(sub.drafts and not sub.closed for sub in self._subs)
+        return any(sub.drafts for sub in self._subs)
 
     def publish(self, event: TurnEvent) -> None:
         for sub in list(self._subs):
             sub.offer(event)
-            if sub.closed:
-                self._subs.remove(sub)
 
     def close(self) -> None:
-        for sub in self._subs:
+        for sub in list(self._subs):
             sub.close()
-        self._subs.clear()
 
 
 class TurnHandle:
@@ -126,6 +142,11 @@ class TurnHandle:
     @property
     def lagging(self) -> bool:
         return self._subscription.lagging
+
+    def close(self) -> None:
+        """Stop receiving the turn's events (a reader that went away); :meth:`result`
+        still arrives."""
+        self._subscription.close()
 
     async def result(self) -> TurnEvent:
         """The terminal event: ``TurnDone``, ``TurnError``, ``Cancelled`` or ``Dropped``."""

@@ -1,6 +1,6 @@
 """In-chat commands shared by every channel (seed 001 approvals, seed 004 ADR-038/039).
 
-``/new`` (memory flush, then a fresh view), ``/reset``, ``/stop``, ``/status``,
+``/new`` (a best-effort memory flush, then a fresh view), ``/reset``, ``/stop``, ``/status``,
 ``/context``, ``/yes``, ``/no``, ``/always``. Commands never queue behind a turn: they act
 at once and answer the sender with a notice.
 """
@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from beamclaw_core.loop.executor import SUMMARY_PREFIX
-from beamclaw_core.loop.history import repair_history
+from beamclaw_core.loop.request import request_messages
 from beamclaw_core.loop.states import is_busy
-from beamclaw_core.messages import Message
 from beamclaw_core.providers import estimate_message_tokens, estimate_prompt_tokens
+from beamclaw_core.sessions.compacting import flush_memory
 
 if TYPE_CHECKING:  # the lane imports this module; only its type is needed here
     from beamclaw_core.sessions.lane import SessionLane
@@ -46,34 +45,28 @@ async def run_command(lane: SessionLane, command: str) -> str:
     if command in ("/new", "/reset"):
         await lane.cancel("Cancelled by " + command)
         await lane.settle()
-        if command == "/new":
-            await _flush(lane)
+        note = await _flush(lane) if command == "/new" else ""
         await lane.reset_view(command)
-        return "Started a fresh session." if command == "/new" else "Session reset."
+        return "Started a fresh session." + note if command == "/new" else "Session reset."
     if command == "/status":
         return await _status(lane)
     return await _context(lane)
 
 
-async def _flush(lane: SessionLane) -> None:
-    from beamclaw_core.compaction import memory_flush
-
+async def _flush(lane: SessionLane) -> str:
+    """``/new``'s memory flush, best effort: "" or a note for the user that it failed (the
+    fresh session starts all the same)."""
     rt = lane.rt
     if rt.tools is None or not rt.settings.agentic_loop.memory_flush:
-        return
-    view = await lane.view.get()
-    if not view.messages:
-        return
-    messages = [
-        *await rt.system_prompt(lane.session_ref(), lane.last_activity_at),
-        *repair_history(view.messages),
-    ]
-    await memory_flush(
-        rt.provider_for(lane.agent_id),
-        messages,
-        rt.tools,
-        lane.session_ref(),
-        rt.tool_policy_for(lane.agent_id),
+        return ""
+    if not (await lane.view.get()).messages:
+        return ""
+    outcome = await flush_memory(lane, rt.provider_for(lane.agent_id))
+    if outcome.ok:
+        return ""
+    return (
+        f" (The memory flush failed: {outcome.error}. Facts from the previous session may "
+        "not have been saved.)"
     )
 
 
@@ -99,10 +92,7 @@ async def _context(lane: SessionLane) -> str:
     window = rt.context_window_for(provider)
     system = await rt.system_prompt(lane.session_ref(), lane.last_activity_at)
     view = await lane.view.get()
-    history_msgs: list[Message] = []
-    if view.summary:
-        history_msgs.append(Message.system(SUMMARY_PREFIX + view.summary))
-    history_msgs.extend(view.messages)
+    history_msgs = request_messages([], view)
     tools = tuple(rt.tools.definitions(rt.tool_policy_for(lane.agent_id))) if rt.tools else ()
     skills = sum(estimate_message_tokens(m) for m in system if m.meta.get("kind") == "skills")
     bootstrap = sum(estimate_message_tokens(m) for m in system) - skills

@@ -1,14 +1,14 @@
-"""Compaction of one lane's view: in a turn (threshold, overflow) or as maintenance."""
+"""Compaction of one lane's view: in a turn (threshold, overflow) or as maintenance; and
+the memory flush that precedes it (and ``/new``)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from beamclaw_core.compaction import Compactor, memory_flush
-from beamclaw_core.loop.executor import SUMMARY_PREFIX
-from beamclaw_core.loop.history import repair_history
+from beamclaw_core.compaction import Compactor, FlushOutcome, memory_flush
 from beamclaw_core.loop.inputs import CompactionDone
-from beamclaw_core.messages import Message
+from beamclaw_core.loop.request import request_messages
+from beamclaw_core.providers import Provider
 
 if TYPE_CHECKING:  # the lane imports this module; only its type is needed here
     from beamclaw_core.sessions.lane import SessionLane
@@ -30,18 +30,7 @@ async def compact_lane(lane: SessionLane, window: int, *, reason: str) -> Compac
     tools = rt.tools
 
     async def flush() -> None:
-        if tools is None:
-            return
-        view = await lane.view.get()
-        messages: list[Message] = list(
-            await rt.system_prompt(lane.session_ref(), lane.last_activity_at)
-        )
-        if view.summary:
-            messages.append(Message.system(SUMMARY_PREFIX + view.summary))
-        messages.extend(repair_history(view.messages))
-        await memory_flush(
-            provider, messages, tools, lane.session_ref(), rt.tool_policy_for(lane.agent_id)
-        )
+        await flush_memory(lane, provider)
 
     done = await compactor.compact(
         lane.id,
@@ -51,3 +40,23 @@ async def compact_lane(lane: SessionLane, window: int, *, reason: str) -> Compac
     )
     lane.view.invalidate()
     return done
+
+
+async def flush_memory(lane: SessionLane, provider: Provider) -> FlushOutcome:
+    """The memory flush of ``lane``'s conversation: the request a turn would send now
+    (system prompt, summary, history), bounded by ``memory_flush_timeout_seconds``.
+    Never raises for the LLM or a tool; a lane without tools has nothing to flush."""
+    rt = lane.rt
+    if rt.tools is None:
+        return FlushOutcome(ok=True)
+    session = lane.session_ref()
+    system = await rt.system_prompt(session, lane.last_activity_at)
+    return await memory_flush(
+        provider,
+        request_messages(system, await lane.view.get()),
+        rt.tools,
+        session,
+        rt.tool_policy_for(lane.agent_id),
+        time_limit=rt.settings.agentic_loop.memory_flush_timeout_seconds,
+        sleep=rt.sleep,
+    )

@@ -1,11 +1,13 @@
 """The session lane (seed 000 ADR-003 ``bc_session``; seed 004 queue decisions).
 
-One lane per conversation. It is permanent for the life of the process: it owns the
-queue of pending runs (persisted, so they survive a restart), its person's standing
-``/always`` grants for its agent (:class:`~beamclaw_core.approvals.PersonAllowlist`), the
-event bus and the in-memory view. Its :meth:`SessionLane.loop` is the transient worker:
-the supervisor restarts it after a crash and it resumes the interrupted turn from the
-persisted state (pending tools get synthetic "interrupted" results).
+One lane per conversation in use. It owns the queue of pending runs (persisted, so they
+survive a restart), its person's standing ``/always`` grants for its agent
+(:class:`~beamclaw_core.approvals.PersonAllowlist`), the event bus and the in-memory view;
+when it has been :meth:`SessionLane.idle` for a while, :class:`~beamclaw_core.api.Core`
+drops it and rebuilds it from the store on the next use. Its :meth:`SessionLane.loop` is
+the transient worker: the supervisor restarts it after a crash and it resumes the
+interrupted turn from the persisted state (pending tools get synthetic "interrupted"
+results).
 
 Queue modes: ``followup`` runs queued messages one turn each (FIFO); ``collect`` merges
 everything queued into one turn after a debounce; ``interrupt`` cancels the running turn.
@@ -20,6 +22,8 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
+
+from loguru import logger
 
 from beamclaw_core.loop import effects as fx
 from beamclaw_core.loop.context import ApprovalRule, LoopContext, LoopLimits
@@ -56,6 +60,7 @@ from beamclaw_tools import ContentPart, SessionRef
 
 RESTART_REASON = "interrupted by restart"
 CRASH_REASON = "the loop crashed and was restarted"
+STOPPED_TEXT = "The session was stopped before this turn ended."
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +76,8 @@ class SessionInfo:
     last_activity_at: float
     error: str | None = None
     parent_id: str | None = None
+    subscribers: int = 0
+    """Open subscriptions to the session's events (streams and unfinished turn handles)."""
 
 
 def _resolve(waiting: asyncio.Future[None]) -> None:
@@ -108,6 +115,8 @@ class SessionLane:
         self._positions: dict[str, int] = {}
         self._turn_lock = asyncio.Lock()
         self._last_enqueue = 0.0
+        self._in_turn = False
+        """The worker took runs off the queue and has not finished their turn."""
         self._accepting: dict[str, asyncio.Future[None]] = {}
         """Senders of runs handed to the idle worker without being queued, waiting for
         the turn's first commit (see :meth:`submit`)."""
@@ -243,8 +252,11 @@ class SessionLane:
                 waiting.set_exception(error)
 
     def close(self) -> None:
-        """The lane is done (stop, delete): its bus closes, and senders of messages
-        handed to its worker but never committed get :class:`TurnNotStartedError`."""
+        """The lane is done (stop, delete): every handle still waiting gets ``TurnError``
+        (kind ``stopped``: its turn cannot end in this process), its bus closes, and
+        senders of messages handed to its worker but never committed get
+        :class:`TurnNotStartedError`."""
+        self._end_unfinished(lambda run_id: TurnError(self.id, run_id, "stopped", STOPPED_TEXT))
         self.bus.close()
         self._abandon_unqueued(TurnNotStartedError(self.id))
 
@@ -340,14 +352,21 @@ class SessionLane:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
-            runs = await self._take()
-            if not runs:
-                continue
+            self._in_turn = True
             try:
-                await self._turn(runs)
-            except BaseException as exc:
-                self._accept(runs, exc)  # not committed: their senders get the failure
-                raise
+                runs = await self._take()
+                if not runs:
+                    continue
+                before = self.state
+                try:
+                    await self._turn(runs)
+                except BaseException as exc:
+                    self._accept(runs, exc)  # not committed: their senders get the failure
+                    if self.state is before:  # no transition committed: still queued in the store
+                        self.queue.extendleft(reversed([r for r in runs if r.persisted]))
+                    raise
+            finally:
+                self._in_turn = False
             if any(r.id in self._accepting for r in runs):  # the machine refused the message
                 self._accept(runs, TurnNotStartedError(self.id))
 
@@ -396,6 +415,7 @@ class SessionLane:
             now,
             daily_hour=reset_cfg.daily_hour,
             idle_minutes=reset_cfg.idle_minutes,
+            session_ttl_seconds=self.rt.settings.session_ttl_seconds,
         )
         if why is not None and (await self.view.get()).messages:
             await self.reset_view(f"automatic reset ({why})")
@@ -511,7 +531,15 @@ class SessionLane:
         )
 
     async def give_up(self, error: BaseException | None) -> None:
-        """The loop crashed more often than the restart budget allows: ``Error``, user told."""
+        """The loop crashed more often than the restart budget allows: ``Error``, user told.
+
+        Whatever fails here (a store outage is a common reason the loop crashed), every
+        run still waiting ends with exactly one terminal event: the interrupted turn with
+        ``TurnError``, queued runs with ``Dropped`` (the worker is gone: their senders must
+        not wait for someone else's message to restart it), runs taken from the queue but
+        never committed with ``TurnError``. A write that fails is logged; the lane then
+        keeps its ``Error`` state in memory over the stale stored one.
+        """
         message = f"The agent loop kept crashing ({type(error).__name__ if error else 'exit'}); "
         message += "send a new message to try again."
         self._abandon_unqueued(
@@ -525,10 +553,34 @@ class SessionLane:
             result = transition(state, self.context(), Interrupted(CRASH_REASON, resume=False))
             new_messages = [e.message for e in result.effects if isinstance(e, fx.PersistMessage)]
         self.state = Error(error_kind="loop_crash", message=message)
-        await self.rt.store.commit(self.id, self.state, new_messages, now=self.rt.clock())
-        self.view.invalidate()
-        emit(EventType.TURN_ERROR, session_id=self.id, kind="loop_crash")
-        self.publish(TurnError(self.id, tid, "loop_crash", message))
+        queued, self.queue = list(self.queue), deque[PendingRun]()
+        self._positions.clear()
+        stored = False
+        try:
+            await self.rt.store.commit(
+                self.id,
+                self.state,
+                new_messages,
+                now=self.rt.clock(),
+                consumed_runs=[r.id for r in queued if r.persisted],
+            )
+            stored = True
+        except Exception as e:  # told below all the same; nothing else can store it
+            self._record_fresh = True  # the next worker start keeps Error, not the stored state
+            logger.opt(exception=e).error("{}: could not store the loop's crash: {}", self.id, e)
+        finally:
+            self.view.invalidate()
+            emit(EventType.TURN_ERROR, session_id=self.id, kind="loop_crash", stored=stored)
+            self.publish(TurnError(self.id, tid, "loop_crash", message))
+            for run in queued:
+                self.publish(Dropped(self.id, run.id, reason=message))
+            self._end_unfinished(lambda run_id: TurnError(self.id, run_id, "loop_crash", message))
+
+    def _end_unfinished(self, terminal: Callable[[str], TurnEvent]) -> None:
+        """Give every handle still waiting the terminal event ``terminal(run_id)``: no
+        worker is left to end its turn."""
+        while self._handles:
+            self.publish(terminal(next(iter(self._handles))))
 
     async def reset_view(self, reason: str) -> None:
         """Start the LLM view afresh (``/reset``, ``/new``, daily/idle reset); history and
@@ -550,6 +602,7 @@ class SessionLane:
             self.last_activity_at,
             error,
             self.parent_id,
+            self.bus.open_subscriptions(),
         )
 
     async def settle(self) -> None:
@@ -558,4 +611,10 @@ class SessionLane:
             await asyncio.sleep(0.01)
 
     def idle(self) -> bool:
-        return self.executor is None and not self.queue and isinstance(self.state, Idle | Error)
+        """No turn running or about to run, nothing queued, and a quiet state."""
+        return (
+            self.executor is None
+            and not self._in_turn
+            and not self.queue
+            and isinstance(self.state, Idle | Error)
+        )

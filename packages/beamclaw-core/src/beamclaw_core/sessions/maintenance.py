@@ -1,10 +1,18 @@
-"""Work outside turns: the TTL cleaner and idle/nightly maintenance compaction.
+"""Work outside turns: idle lane eviction, history retention, idle/nightly compaction.
 
-Every ``check_interval_seconds``: sessions idle for ``idle_compaction_minutes`` whose
-view is above ``compaction_target_pct`` of the window are compacted once; at the local
-``nightly_hour`` every such session is compacted. Every
-``session_cleanup_interval_seconds`` sessions idle longer than ``session_ttl_seconds`` are
-deleted (``0`` disables the TTL). A lane is only touched while it is idle.
+Every ``check_interval_seconds``:
+
+* sessions idle for ``idle_compaction_minutes`` whose view is above
+  ``compaction_target_pct`` of the window are compacted once per idle period; at the
+  local ``nightly_hour`` every session active in this process is. A session whose lane
+  was evicted meanwhile stays owed its idle check (its lane is rebuilt for it).
+* lanes idle for ``lane_idle_seconds`` leave memory (``Core`` decides which may).
+* every ``session_cleanup_interval_seconds``, only when ``[core] history_retention_days``
+  is set: sessions last active longer ago than that are deleted with their history.
+  Nothing else is ever deleted here: the session TTL only ends a session's *context*,
+  lazily at its next message (:func:`~beamclaw_core.sessions.runtime.reset_due`).
+
+A lane is only compacted while it is idle.
 """
 
 from __future__ import annotations
@@ -22,21 +30,37 @@ from beamclaw_core.sessions.compacting import compact_lane
 from beamclaw_core.sessions.lane import SessionLane
 from beamclaw_core.sessions.runtime import Runtime
 
+DAY_SECONDS = 86400
+
 
 class Maintenance:
+    """The periodic maintenance task of one :class:`~beamclaw_core.api.Core`.
+
+    ``delete_inactive(before)`` and ``evict_idle(idle_seconds)`` are Core's: they change
+    its map of lanes under its lock and return the ids they removed.
+    """
+
     def __init__(
         self,
         runtime: Runtime,
         lanes: Callable[[], list[SessionLane]],
         lane_by_id: Callable[[str], Awaitable[SessionLane | None]],
+        *,
+        delete_inactive: Callable[[float], Awaitable[list[str]]],
+        evict_idle: Callable[[float], Awaitable[list[str]]],
     ) -> None:
         self.rt = runtime
         self._lanes = lanes
         self._lane_by_id = lane_by_id
+        self._delete_inactive = delete_inactive
+        self._evict_idle = evict_idle
         self._task: asyncio.Task[None] | None = None
         self._last_cleanup = 0.0
         self._last_nightly_day: dt.date | None = None
-        self._compacted_idle: dict[str, float] = {}
+        self._owed: dict[str, float] = {}
+        """Session id -> the last activity not yet idle-checked (lane loaded or not)."""
+        self._checked: dict[str, float] = {}
+        """Loaded lanes' last activity already idle-checked (pruned with the lanes)."""
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="core/maintenance")
@@ -60,31 +84,53 @@ class Maintenance:
         """One maintenance pass (public for tests and the CLI)."""
         now = self.rt.clock()
         cfg = self.rt.settings.maintenance
-        ttl = self.rt.settings.session_ttl_seconds
-        if ttl > 0 and now - self._last_cleanup >= cfg.session_cleanup_interval_seconds:
-            self._last_cleanup = now
-            busy = {lane.id for lane in self._lanes() if not lane.idle()}
-            for session_id in await self.rt.store.expire(before=now - ttl):
-                logger.info("session {} expired (TTL {} s)", session_id, ttl)
-                busy.discard(session_id)
+        await self._retention(now)
         nightly = False
         if cfg.nightly_hour is not None:
             local = dt.datetime.fromtimestamp(now).astimezone()
             if local.hour == cfg.nightly_hour and self._last_nightly_day != local.date():
                 self._last_nightly_day = local.date()
                 nightly = True
-        for lane in self._lanes():
+        if cfg.idle_compaction_minutes is not None or cfg.nightly_hour is not None:
+            await self._compaction(now, nightly, cfg.idle_compaction_minutes)
+        await self._evict_idle(cfg.lane_idle_seconds)
+
+    async def _retention(self, now: float) -> None:
+        days = self.rt.settings.history_retention_days
+        interval = self.rt.settings.maintenance.session_cleanup_interval_seconds
+        if not days or now - self._last_cleanup < interval:
+            return
+        self._last_cleanup = now
+        for session_id in await self._delete_inactive(now - days * DAY_SECONDS):
+            logger.info("session {} deleted: inactive for more than {} days", session_id, days)
+            self._owed.pop(session_id, None)
+            self._checked.pop(session_id, None)
+
+    async def _compaction(self, now: float, nightly: bool, idle_minutes: int | None) -> None:
+        loaded = self._lanes()
+        self._checked = {
+            lane.id: self._checked[lane.id] for lane in loaded if lane.id in self._checked
+        }
+        for lane in loaded:
+            if self._checked.get(lane.id) != lane.last_activity_at:
+                self._owed[lane.id] = lane.last_activity_at
+        due = [
+            session_id
+            for session_id, last in self._owed.items()
+            if nightly or (idle_minutes is not None and now - last >= idle_minutes * 60)
+        ]
+        if nightly:
+            due += [lane.id for lane in loaded if lane.id not in self._owed]
+        for session_id in due:
+            lane = await self._lane_by_id(session_id)
+            if lane is None:
+                self._owed.pop(session_id, None)
+                continue
             if not lane.idle():
                 continue
-            idle_for = now - lane.last_activity_at
-            due = nightly or (
-                cfg.idle_compaction_minutes is not None
-                and idle_for >= cfg.idle_compaction_minutes * 60
-                and self._compacted_idle.get(lane.id) != lane.last_activity_at
-            )
-            if due:
-                await self.compact_if_large(lane, "nightly" if nightly else "idle")
-                self._compacted_idle[lane.id] = lane.last_activity_at
+            await self.compact_if_large(lane, "nightly" if nightly else "idle")
+            self._owed.pop(session_id, None)
+            self._checked[session_id] = lane.last_activity_at
 
     async def compact_if_large(self, lane: SessionLane, reason: str) -> bool:
         provider = self.rt.provider_for(lane.agent_id)

@@ -73,15 +73,22 @@ class Runtime:
 
 
 def reset_due(
-    last_activity: float, now: float, *, daily_hour: int | None, idle_minutes: int | None
+    last_activity: float,
+    now: float,
+    *,
+    daily_hour: int | None,
+    idle_minutes: int | None,
+    session_ttl_seconds: int = 0,
 ) -> str | None:
     """Why a session last active at ``last_activity`` must start fresh at ``now`` (or None).
 
     Daily: the most recent local ``daily_hour`` o'clock lies between the two instants.
-    Idle: more than ``idle_minutes`` passed.
+    Idle: more time passed than the smaller of the limits set (``idle_minutes``; the
+    session TTL ``session_ttl_seconds``, 0 = unset): both keys end the context the same way.
     """
-    if idle_minutes is not None and now - last_activity > idle_minutes * 60:
-        return f"idle for more than {idle_minutes} minutes"
+    limit = idle_limit_seconds(idle_minutes, session_ttl_seconds)
+    if limit is not None and now - last_activity > limit:
+        return f"idle for more than {_duration(limit)}"
     if daily_hour is not None:
         local_now = dt.datetime.fromtimestamp(now).astimezone()
         boundary = local_now.replace(hour=daily_hour, minute=0, second=0, microsecond=0)
@@ -90,3 +97,14 @@ def reset_due(
         if last_activity < boundary.timestamp() <= now:
             return f"daily reset at {daily_hour:02d}:00"
     return None
+
+
+def idle_limit_seconds(idle_minutes: int | None, session_ttl_seconds: int) -> int | None:
+    """The effective idle limit: the smaller of ``idle_minutes`` and the TTL, those set."""
+    idle = idle_minutes * 60 if idle_minutes is not None else 0
+    return min((limit for limit in (idle, session_ttl_seconds) if limit > 0), default=None)
+
+
+def _duration(seconds: int) -> str:
+    value, unit = (seconds // 60, "minute") if seconds % 60 == 0 else (seconds, "second")
+    return f"{value} {unit}{'' if value == 1 else 's'}"

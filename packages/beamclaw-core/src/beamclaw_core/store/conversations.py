@@ -19,7 +19,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
 from typing import Any
@@ -303,16 +303,24 @@ class ConversationStore:
             self._delete_tree(conn, children)
             conn.execute(conversations.delete().where(conversations.c.id.in_(children)))
 
-    async def expire(self, before: float) -> list[str]:
-        """TTL cleaner: delete idle top-level conversations inactive since before ``before``."""
+    def forget(self, conversation_id: str) -> None:
+        """Drop what is cached for a conversation whose lane left memory (its next
+        append reads its last ``seq`` from the database)."""
+        self._last_seq.pop(conversation_id, None)
+
+    async def delete_inactive(self, before: float, *, keep: Collection[str] = ()) -> list[str]:
+        """History retention: delete top-level conversations (with their messages, runs
+        and children) not in a turn and last active before ``before``, except ``keep``
+        (those in use); their ids."""
         query = sa.select(conversations.c.id).where(
             conversations.c.last_activity_at < before,
             conversations.c.state.in_(_QUIET_STATES),
             conversations.c.parent_id.is_(None),
         )
+        spared = set(keep)
 
         def work(conn: Connection) -> list[str]:
-            ids = [r[0] for r in conn.execute(query)]
+            ids = [r[0] for r in conn.execute(query) if r[0] not in spared]
             if ids:
                 self._delete_tree(conn, ids)
                 conn.execute(conversations.delete().where(conversations.c.id.in_(ids)))

@@ -4,6 +4,7 @@
 * :class:`FakeOpenAIServer`, :class:`FakeAnthropicServer` — fake LLM APIs over real HTTP on
   127.0.0.1 (aiohttp), scripted with :class:`FakeReply` and fault steps, recording every
   request body exactly.
+* :class:`FailingDatabase` — a real database whose writes fail on demand (store outages).
 """
 
 from beamclaw_core.testing.fake_anthropic import FakeAnthropicServer
@@ -22,6 +23,7 @@ from beamclaw_core.testing.fake_steps import (
     Truncate,
 )
 from beamclaw_core.testing.fake_steps import Hang as ServerHang
+from beamclaw_core.testing.faults import FailingDatabase
 from beamclaw_core.testing.harness import EchoTool, VirtualTime, quiet_core_settings
 from beamclaw_core.testing.scripted import (
     CallTool,
@@ -41,6 +43,7 @@ __all__ = [
     "CallTools",
     "EchoTool",
     "Fail",
+    "FailingDatabase",
     "FakeAnthropicServer",
     "FakeLLMServer",
     "FakeOpenAIServer",

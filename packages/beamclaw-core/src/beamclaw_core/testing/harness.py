@@ -6,7 +6,8 @@
   only move when the test advances them, so timer-driven behaviour (debounce, backoff,
   approval timeouts, turn deadlines, maintenance) is tested without waiting.
 * :func:`quiet_core_settings` — ``[core]`` settings without debounce, retry delay or
-  daily reset, so tests see exactly the behaviour they ask for.
+  automatic resets (daily hour, session TTL), so tests see exactly the behaviour they
+  ask for.
 """
 
 from __future__ import annotations
@@ -123,7 +124,8 @@ class EchoTool:
 def quiet_core_settings(
     *, queue: dict[str, Any] | None = None, loop: dict[str, Any] | None = None, **core: Any
 ) -> CoreSettings:
-    """Default ``[core]`` settings minus debounce, retry delay and daily reset.
+    """Default ``[core]`` settings minus debounce, retry delay and the automatic resets
+    (daily hour; the session TTL's idle reset).
 
     ``queue``/``loop`` update ``[core.queue]``/``[core.agentic_loop]``; other keywords
     update (or, for sub-sections given as dicts, merge into) ``[core]``.
@@ -132,6 +134,7 @@ def quiet_core_settings(
     data["agentic_loop"].update({"retry_base_delay_seconds": 0.0, **(loop or {})})
     data["queue"].update({"debounce_ms": 0, **(queue or {})})
     data["reset"].update({"daily_hour": None})
+    data["session_ttl_seconds"] = 0
     for key, value in core.items():
         if isinstance(value, dict) and isinstance(data.get(key), dict):
             data[key].update(value)

@@ -1,0 +1,28 @@
+"""The messages of an LLM request about a conversation: built here, and only here.
+
+A turn's LLM call, the memory flush of ``/new`` and of compaction, and the ``/context``
+estimate all send (or measure) the same thing: the system prompt, then the conversation
+summary when compaction wrote one, then the view's history repaired so a provider never
+receives an unanswered tool call. Pure: the caller fetches the system prompt and view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from beamclaw_core.loop.history import repair_history
+from beamclaw_core.messages import Message
+from beamclaw_core.store import View
+
+SUMMARY_PREFIX = "[Conversation summary]: "
+"""Starts the system message that carries the compaction summary."""
+
+
+def request_messages(system: Sequence[Message], view: View) -> list[Message]:
+    """``system``, the summary of ``view`` (if any) as a system message, and its repaired
+    history, in that order."""
+    messages = list(system)
+    if view.summary:
+        messages.append(Message.system(SUMMARY_PREFIX + view.summary))
+    messages.extend(repair_history(view.messages))
+    return messages

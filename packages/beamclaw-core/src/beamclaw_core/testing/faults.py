@@ -1,0 +1,39 @@
+"""A database that fails on demand: store outages for tests of what a failed write does.
+
+:class:`FailingDatabase` is a real :class:`~beamclaw_memory.Database` (migrations, reads and
+writes go to the real SQLite/PostgreSQL database) whose writes raise
+:class:`~beamclaw_memory.DatabaseUnavailableError` while :attr:`~FailingDatabase.failing`
+is set (or for the next :attr:`~FailingDatabase.fail_next` writes), before anything of the unit of work runs: the write is lost, as in an outage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from sqlalchemy.engine import Connection
+
+from beamclaw_memory import Database, DatabaseUnavailableError
+
+T = TypeVar("T")
+
+
+class FailingDatabase(Database):
+    """A :class:`~beamclaw_memory.Database` whose writes fail on demand: while
+    :attr:`failing` is set, and for the next :attr:`fail_next` writes."""
+
+    def __init__(self, url: str, **kwargs: Any) -> None:
+        super().__init__(url, **kwargs)
+        self.failing = False
+        """Set it (e.g. from a scripted provider's rule) to make every write fail."""
+        self.fail_next = 0
+        """Make the next this many writes fail (then writes succeed again)."""
+        self.failed_writes = 0
+        """How many writes failed so far."""
+
+    async def write(self, work: Callable[[Connection], T], *, small: bool = False) -> T:
+        if self.failing or self.fail_next > 0:
+            self.fail_next = max(0, self.fail_next - 1)
+            self.failed_writes += 1
+            raise DatabaseUnavailableError(self.display_url, "injected write failure")
+        return await super().write(work, small=small)

@@ -1,0 +1,275 @@
+"""Idle sessions keep their history (issue 17, defect 1) and idle lanes leave memory
+(defect 2): through Core with virtual time, a real SQLite store and the maintenance task."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from beamclaw_core.api import Core
+from beamclaw_core.loop import (
+    SPAWN_AGENTS_TOOL,
+    SUBMIT_RESULT_TOOL,
+    ApprovalRequested,
+    Notice,
+    TurnDone,
+)
+from beamclaw_core.providers import Capabilities
+from beamclaw_core.sessions import SessionAddress, reset_due
+from beamclaw_core.testing import CallTool, Reply, ScriptedProvider
+from beamclaw_obs import EventType
+from beamclaw_obs.testing import recording_events
+from beamclaw_tools import Autonomy
+
+from .conftest import EchoTool, VirtualTime, first, make_settings
+
+ADDR = SessionAddress("local:ann", "default", "tui")
+DAY = 86400.0
+
+
+async def ticks(vt: VirtualTime, n: int, interval: float = 60) -> None:
+    """Let ``n`` maintenance passes run, one armed timer at a time, and finish (the task
+    arms its next timer only after a pass)."""
+    for _ in range(n):
+        await vt.until_timer(interval)
+        await vt.advance(interval)
+    await vt.until_timer(interval)
+
+
+def texts(provider: ScriptedProvider) -> list[str]:
+    """Texts of the non-system messages of the latest LLM call."""
+    return [m.text for m in provider.calls[-1].messages if m.role.value != "system"]
+
+
+# ------------------------------------------------------------ defect 1: TTL ends the context
+
+
+def test_reset_due_takes_the_smaller_idle_limit() -> None:
+    assert reset_due(0, 90, daily_hour=None, idle_minutes=None, session_ttl_seconds=0) is None
+    assert reset_due(0, 90, daily_hour=None, idle_minutes=None, session_ttl_seconds=60) == (
+        "idle for more than 1 minute"
+    )
+    assert reset_due(0, 90, daily_hour=None, idle_minutes=1, session_ttl_seconds=3600) == (
+        "idle for more than 1 minute"
+    )
+    assert reset_due(0, 90, daily_hour=None, idle_minutes=60, session_ttl_seconds=45) == (
+        "idle for more than 45 seconds"
+    )
+    assert reset_due(0, 30, daily_hour=None, idle_minutes=60, session_ttl_seconds=45) is None
+
+
+async def test_ttl_ends_the_context_and_keeps_the_history(
+    make_core: Callable[..., Any], vt: VirtualTime
+) -> None:
+    provider = ScriptedProvider([Reply("one"), Reply("two")])
+    settings = make_settings(
+        session_ttl_seconds=1,
+        maintenance={"check_interval_seconds": 60, "session_cleanup_interval_seconds": 60},
+    )
+    core: Core = make_core(provider, settings=settings)
+    await core.start(maintenance=True)
+    first_turn = await core.send(ADDR, "before lunch")
+    assert await first_turn.text() == "one"
+    await ticks(vt, 3)  # maintenance passes run while the session is idle past its TTL
+    handle = await core.send(ADDR, "after lunch")
+    notice = await first(handle.events(), Notice)
+    assert notice.text == "Started a fresh session: idle for more than 1 second."
+    assert await handle.text() == "two"
+    assert texts(provider) == ["after lunch"], "the LLM sees a fresh context"
+    history = [m.text for m in await core.history(handle.session_id)]
+    assert history == ["before lunch", "one", "after lunch", "two"]
+    assert [s.session_id for s in await core.list_sessions()] == [handle.session_id]
+
+
+async def test_no_retention_by_default_keeps_everything(
+    make_core: Callable[..., Any], vt: VirtualTime
+) -> None:
+    provider = ScriptedProvider([Reply("one")])
+    core: Core = make_core(provider, settings=make_settings())
+    assert core.settings.history_retention_days is None
+    await core.start(maintenance=True)
+    session_id = (await core.send(ADDR, "remember me")).session_id
+    await core.wait_idle(session_id)
+    vt.jump(400 * DAY)
+    await vt.advance(0)  # the overdue maintenance pass runs
+    await ticks(vt, 6)
+    assert [m.text for m in await core.history(session_id)] == ["remember me", "one"]
+
+
+async def test_retention_deletes_old_history_and_the_session_then_works(
+    make_core: Callable[..., Any], vt: VirtualTime
+) -> None:
+    provider = ScriptedProvider([Reply("one"), Reply("two"), Reply("three")])
+    settings = make_settings(
+        history_retention_days=2,
+        maintenance={"check_interval_seconds": 60, "session_cleanup_interval_seconds": 60},
+    )
+    core: Core = make_core(provider, settings=settings)
+    await core.start(maintenance=True)
+    old = ADDR
+    recent = SessionAddress("local:bob", "default", "tui")
+    assert await (await core.send(old, "old news")).text() == "one"
+    vt.jump(DAY)
+    assert await (await core.send(recent, "yesterday")).text() == "two"
+    vt.jump(1.5 * DAY)
+    await vt.advance(0)  # the overdue maintenance pass runs
+    await ticks(vt, 2)
+    assert await core.store.get(core.session_id(old)) is None, "older than 2 days: deleted"
+    assert [m.text for m in await core.history(core.session_id(recent))] == ["yesterday", "two"]
+    handle = await core.send(old, "hello again")
+    assert await handle.text() == "three"
+    assert [m.text for m in await core.history(handle.session_id)] == ["hello again", "three"]
+
+
+# ------------------------------------------------------------ defect 2: idle lanes leave memory
+
+
+async def test_idle_lane_is_evicted_and_rebuilt_transparently(
+    make_core: Callable[..., Any], vt: VirtualTime
+) -> None:
+    provider = ScriptedProvider([Reply("one"), Reply("two")])
+    settings = make_settings(maintenance={"lane_idle_seconds": 120})
+    core: Core = make_core(provider, settings=settings)
+    await core.start(maintenance=True)
+    with recording_events("idle-lane-recorder") as recorder:
+        session_id = (await core.send(ADDR, "first")).session_id
+        await core.wait_idle(session_id)
+        await ticks(vt, 1)
+        assert core.loaded_sessions() == [session_id], "idle for 60 s: kept"
+        await ticks(vt, 2)
+        assert core.loaded_sessions() == [], "idle for 180 s: evicted"
+        ended = recorder.of(EventType.SESSION_END)
+    assert [(e.data["session_id"], e.data["reason"]) for e in ended] == [(session_id, "idle")]
+    assert await (await core.send(ADDR, "second")).text() == "two"
+    assert texts(provider) == ["first", "one", "second"], "the context continues"
+    assert core.loaded_sessions() == [session_id]
+    assert (await core.status(session_id)).state == "idle"
+
+
+async def test_lane_with_a_subscriber_or_a_pending_approval_is_kept(
+    make_core: Callable[..., Any], vt: VirtualTime
+) -> None:
+    write = EchoTool("write", approval=True)
+    provider = ScriptedProvider([Reply("one"), CallTool("write", {"text": "x"}), Reply("done")])
+    settings = make_settings(
+        autonomy_level=Autonomy.SUPERVISED,
+        maintenance={"lane_idle_seconds": 60},
+        loop={"approval_timeout_seconds": 100 * DAY},
+    )
+    core: Core = make_core(provider, write, settings=settings)
+    await core.start(maintenance=True)
+    watched = (await core.send(ADDR, "hi")).session_id
+    await core.wait_idle(watched)
+    subscription = await core.subscribe(watched)
+    asking = await core.send(SessionAddress("local:bob", "default", "tui"), "write it")
+    await first(asking.events(), ApprovalRequested)
+    await ticks(vt, 5)
+    assert sorted(core.loaded_sessions()) == sorted([watched, asking.session_id])
+    subscription.close()
+    await ticks(vt, 2)
+    assert core.loaded_sessions() == [asking.session_id], "the pending approval keeps it"
+    [pending] = await core.pending_approvals(asking.session_id)
+    assert await core.answer_approval(asking.session_id, pending.request_id, "yes")
+    assert isinstance(await asking.result(), TurnDone)
+    await ticks(vt, 2)
+    assert core.loaded_sessions() == []
+
+
+async def test_sub_agent_lanes_are_evicted_too_and_status_rebuilds(
+    make_core: Callable[..., Any], vt: VirtualTime
+) -> None:
+    provider = ScriptedProvider(
+        [
+            CallTool(SPAWN_AGENTS_TOOL, {"tasks": ["find A"]}, id="spawn-1"),
+            CallTool(SUBMIT_RESULT_TOOL, {"result": "A is 1"}),
+            Reply("A is 1, says the child"),
+        ]
+    )
+    settings = make_settings(maintenance={"lane_idle_seconds": 60})
+    core: Core = make_core(provider, settings=settings)
+    await core.start(maintenance=True)
+    handle = await core.send(ADDR, "find A")
+    assert await handle.text() == "A is 1, says the child"
+    children = [r.id for r in await core.store.list(include_children=True) if r.parent_id]
+    assert len(children) == 1
+    assert sorted(core.loaded_sessions()) == sorted([handle.session_id, *children])
+    await ticks(vt, 2)
+    assert core.loaded_sessions() == []
+    info = await core.status(handle.session_id)
+    assert (info.session_id, info.state, info.subscribers) == (handle.session_id, "idle", 0)
+    assert core.loaded_sessions() == [handle.session_id], "status rebuilt the lane"
+
+
+async def test_a_closed_subscription_leaves_the_bus_at_once(
+    make_core: Callable[..., Any],
+) -> None:
+    provider = ScriptedProvider([Reply("one"), Reply("two"), Reply("three")])
+    core: Core = make_core(provider)
+    await core.start(maintenance=False)
+    session_id = (await core.send(ADDR, "hi", drafts=False)).session_id
+    await core.wait_idle(session_id)
+    assert provider.calls[-1].stream is False, "nobody wants drafts: one plain request"
+    stream = await core.subscribe(session_id)
+    reader = await core.send(ADDR, "again")
+    assert (await core.status(session_id)).subscribers == 2
+    reader.close()  # the reader of the handle went away
+    stream.close()
+    assert (await core.status(session_id)).subscribers == 0, "gone before any publish"
+    assert await reader.text() == "two", "a closed handle still gets its result"
+    await (await core.send(ADDR, "once more", drafts=False)).text()
+    assert provider.calls[-1].stream is False, "closed subscribers force no streaming"
+
+
+async def test_an_evicted_session_still_gets_its_idle_compaction(
+    make_core: Callable[..., Any], vt: VirtualTime
+) -> None:
+    provider = ScriptedProvider(
+        [Reply("a long answer " * 12)], capabilities=Capabilities(context_window=400)
+    )
+    summariser = ScriptedProvider([Reply("summary one")])
+    settings = make_settings(
+        loop={"compaction_threshold_pct": 100, "compaction_target_pct": 20},
+        maintenance={"idle_compaction_minutes": 10, "lane_idle_seconds": 120},
+    )
+    core: Core = make_core(provider, settings=settings, compaction_provider=summariser)
+    await core.start(maintenance=True)
+    session_id = (await core.send(ADDR, "tell me things " * 10)).session_id
+    await core.wait_idle(session_id)
+    await ticks(vt, 3)
+    assert core.loaded_sessions() == [], "evicted after 2 idle minutes"
+    await ticks(vt, 7)
+    assert len(summariser.calls) == 1, "compacted at 10 idle minutes all the same"
+    view = await core.history(session_id, view=True)
+    assert view[-1].text.startswith("a long"), "the newest messages stay verbatim"
+    await ticks(vt, 20)
+    assert len(summariser.calls) == 1, "once per idle period, evicted again or not"
+
+
+async def test_standing_grants_survive_eviction(
+    make_core: Callable[..., Any], vt: VirtualTime
+) -> None:
+    write = EchoTool("write", approval=True)
+    provider = ScriptedProvider(
+        [
+            CallTool("write", {"text": "1"}),
+            Reply("one"),
+            CallTool("write", {"text": "2"}),
+            Reply("two"),
+        ]
+    )
+    settings = make_settings(
+        autonomy_level=Autonomy.SUPERVISED, maintenance={"lane_idle_seconds": 60}
+    )
+    core: Core = make_core(provider, write, settings=settings)
+    await core.start(maintenance=True)
+    handle = await core.send(ADDR, "write one")
+    request = await first(handle.events(), ApprovalRequested)
+    assert await core.answer_approval(handle.session_id, request.request_id, "always")
+    assert await handle.text() == "one"
+    await ticks(vt, 2)
+    assert core.loaded_sessions() == []
+    again = await core.send(ADDR, "write two")
+    events = [e async for e in again.events()]
+    assert not any(isinstance(e, ApprovalRequested) for e in events), "the grant stands"
+    assert await again.text() == "two"
+    assert write.calls == [{"text": "1"}, {"text": "2"}]
