@@ -7,81 +7,165 @@ configuration; agent workspaces. Subpackages (``providers``, ``loop``, ``session
 ``testing``) export more.
 """
 
-from beamclaw_core.api import Core
-from beamclaw_core.errors import BeamclawCoreError
-from beamclaw_core.loop import (
-    Accepted,
-    ApprovalRequested,
-    ApprovalResolved,
-    Cancelled,
-    Compacted,
-    Dropped,
-    IllegalTransition,
-    LimitReached,
-    Notice,
-    Queued,
-    Retrying,
-    TextChunk,
-    ToolFinished,
-    ToolStarted,
-    TurnDone,
-    TurnError,
-    TurnEvent,
-    transition,
-)
-from beamclaw_core.messages import Message, Role, Usage
-from beamclaw_core.providers import (
-    Completion,
-    CompletionOptions,
-    ErrorKind,
-    FailoverProvider,
-    Provider,
-    ProviderError,
-    ProviderSettings,
-    StreamAssembler,
-    build_provider,
-    build_provider_chain,
-)
-from beamclaw_core.sessions import (
-    SessionAddress,
-    SessionInfo,
-    Subscription,
-    SystemPromptSource,
-    TurnFailed,
-    TurnHandle,
-    UnknownSessionError,
-)
-from beamclaw_core.sessions.prompts import StaticPrompt, WorkspacePrompt
-from beamclaw_core.settings import (
-    AgenticLoopSettings,
-    CoreSettings,
-    MaintenanceSettings,
-    QueueSettings,
-    RestartSettings,
-    SessionResetSettings,
-    describe_llm_provider,
-)
-from beamclaw_core.store import ConversationStore, derive_session_id, local_user_id
-from beamclaw_core.tools_memory import ToolsMemory
-from beamclaw_core.workspace import (
-    DEFAULT_AGENT,
-    AgentExistsError,
-    AgentNotFoundError,
-    InvalidAgentNameError,
-    ProtectedAgentError,
-    WorkspaceError,
-    build_system_prompt,
-    context_breakdown,
-    create_agent,
-    delete_agent,
-    ensure_agent,
-    list_agents,
-    rehatch_agent,
-    show_agent,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from beamclaw_obs.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from beamclaw_core.api import Core
+    from beamclaw_core.errors import BeamclawCoreError
+    from beamclaw_core.loop import (
+        Accepted,
+        ApprovalRequested,
+        ApprovalResolved,
+        Cancelled,
+        Compacted,
+        Dropped,
+        IllegalTransition,
+        LimitReached,
+        Notice,
+        Queued,
+        Retrying,
+        TextChunk,
+        ToolFinished,
+        ToolStarted,
+        TurnDone,
+        TurnError,
+        TurnEvent,
+        transition,
+    )
+    from beamclaw_core.messages import Message, Role, Usage
+    from beamclaw_core.providers import (
+        Completion,
+        CompletionOptions,
+        ErrorKind,
+        FailoverProvider,
+        Provider,
+        ProviderError,
+        ProviderSettings,
+        StreamAssembler,
+        build_provider,
+        build_provider_chain,
+    )
+    from beamclaw_core.sessions import (
+        SessionAddress,
+        SessionInfo,
+        Subscription,
+        SystemPromptSource,
+        TurnFailed,
+        TurnHandle,
+        UnknownSessionError,
+    )
+    from beamclaw_core.sessions.prompts import StaticPrompt, WorkspacePrompt
+    from beamclaw_core.settings import (
+        AgenticLoopSettings,
+        CoreSettings,
+        MaintenanceSettings,
+        QueueSettings,
+        RestartSettings,
+        SessionResetSettings,
+        describe_llm_provider,
+    )
+    from beamclaw_core.store import ConversationStore, derive_session_id, local_user_id
+    from beamclaw_core.tools_memory import ToolsMemory
+    from beamclaw_core.workspace import (
+        DEFAULT_AGENT,
+        AgentExistsError,
+        AgentNotFoundError,
+        InvalidAgentNameError,
+        ProtectedAgentError,
+        WorkspaceError,
+        build_system_prompt,
+        context_breakdown,
+        create_agent,
+        delete_agent,
+        ensure_agent,
+        list_agents,
+        rehatch_agent,
+        show_agent,
+    )
+else:
+    __getattr__, __dir__ = lazy_exports(
+        globals(),
+        {
+            "beamclaw_core.api": ("Core",),
+            "beamclaw_core.errors": ("BeamclawCoreError",),
+            "beamclaw_core.loop": (
+                "Accepted",
+                "ApprovalRequested",
+                "ApprovalResolved",
+                "Cancelled",
+                "Compacted",
+                "Dropped",
+                "IllegalTransition",
+                "LimitReached",
+                "Notice",
+                "Queued",
+                "Retrying",
+                "TextChunk",
+                "ToolFinished",
+                "ToolStarted",
+                "TurnDone",
+                "TurnError",
+                "TurnEvent",
+                "transition",
+            ),
+            "beamclaw_core.messages": ("Message", "Role", "Usage"),
+            "beamclaw_core.providers": (
+                "Completion",
+                "CompletionOptions",
+                "ErrorKind",
+                "FailoverProvider",
+                "Provider",
+                "ProviderError",
+                "ProviderSettings",
+                "StreamAssembler",
+                "build_provider",
+                "build_provider_chain",
+            ),
+            "beamclaw_core.sessions": (
+                "SessionAddress",
+                "SessionInfo",
+                "Subscription",
+                "SystemPromptSource",
+                "TurnFailed",
+                "TurnHandle",
+                "UnknownSessionError",
+            ),
+            "beamclaw_core.sessions.prompts": ("StaticPrompt", "WorkspacePrompt"),
+            "beamclaw_core.settings": (
+                "AgenticLoopSettings",
+                "CoreSettings",
+                "MaintenanceSettings",
+                "QueueSettings",
+                "RestartSettings",
+                "SessionResetSettings",
+                "describe_llm_provider",
+            ),
+            "beamclaw_core.store": ("ConversationStore", "derive_session_id", "local_user_id"),
+            "beamclaw_core.tools_memory": ("ToolsMemory",),
+            "beamclaw_core.workspace": (
+                "DEFAULT_AGENT",
+                "AgentExistsError",
+                "AgentNotFoundError",
+                "InvalidAgentNameError",
+                "ProtectedAgentError",
+                "WorkspaceError",
+                "build_system_prompt",
+                "context_breakdown",
+                "create_agent",
+                "delete_agent",
+                "ensure_agent",
+                "list_agents",
+                "rehatch_agent",
+                "show_agent",
+            ),
+        },
+    )
 
 __version__ = "0.1.0"
-
 __all__ = [
     "DEFAULT_AGENT",
     "Accepted",

@@ -1,56 +1,121 @@
 """beamclaw-memory: the shared database, migrations and the agent's searchable memory."""
 
-from beamclaw_memory.backends import IndexedMemory, InMemoryRowStore, RowStore, SqlRowStore
-from beamclaw_memory.embeddings import (
-    CachingEmbedder,
-    Embedder,
-    EmbeddingCache,
-    OpenAIEmbedder,
-)
-from beamclaw_memory.errors import (
-    BeamclawMemoryError,
-    DatabaseUnavailableError,
-    EmbeddingDimensionError,
-    EmbeddingError,
-    EmbeddingResponseError,
-    EmbeddingUnavailableError,
-    InvalidMemoryInputError,
-    MigrationError,
-    StorageError,
-)
-from beamclaw_memory.evaluation import EvalSet, load_into, recall_at_k
-from beamclaw_memory.factory import create_memory_service
-from beamclaw_memory.prepared import Prepared
-from beamclaw_memory.service import (
-    IndexReport,
-    MemoryCategory,
-    MemoryEntry,
-    MemoryService,
-    SearchHit,
-    SearchMode,
-    SearchResult,
-    TranscriptMessage,
-)
-from beamclaw_memory.settings import (
-    ChunkingSettings,
-    EmbeddingSettings,
-    MemorySettings,
-    MmrSettings,
-    SearchSettings,
-    TemporalDecaySettings,
-)
-from beamclaw_memory.storage import (
-    DATABASE_URL_ENV,
-    Database,
-    expected_heads,
-    masked,
-    migration_locations,
-    normalise_url,
-    resolve_database_url,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from beamclaw_obs.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from beamclaw_memory.backends import IndexedMemory, InMemoryRowStore, RowStore, SqlRowStore
+    from beamclaw_memory.embeddings import (
+        CachingEmbedder,
+        Embedder,
+        EmbeddingCache,
+        OpenAIEmbedder,
+    )
+    from beamclaw_memory.errors import (
+        BeamclawMemoryError,
+        DatabaseUnavailableError,
+        EmbeddingDimensionError,
+        EmbeddingError,
+        EmbeddingResponseError,
+        EmbeddingUnavailableError,
+        InvalidMemoryInputError,
+        MigrationError,
+        StorageError,
+    )
+    from beamclaw_memory.evaluation import EvalSet, load_into, recall_at_k
+    from beamclaw_memory.factory import create_memory_service
+    from beamclaw_memory.prepared import Prepared
+    from beamclaw_memory.service import (
+        IndexReport,
+        MemoryCategory,
+        MemoryEntry,
+        MemoryService,
+        SearchHit,
+        SearchMode,
+        SearchResult,
+        TranscriptMessage,
+    )
+    from beamclaw_memory.settings import (
+        ChunkingSettings,
+        EmbeddingSettings,
+        MemorySettings,
+        MmrSettings,
+        SearchSettings,
+        TemporalDecaySettings,
+    )
+    from beamclaw_memory.storage import (
+        DATABASE_URL_ENV,
+        Database,
+        expected_heads,
+        masked,
+        migration_locations,
+        normalise_url,
+        resolve_database_url,
+    )
+else:
+    __getattr__, __dir__ = lazy_exports(
+        globals(),
+        {
+            "beamclaw_memory.backends": (
+                "IndexedMemory",
+                "InMemoryRowStore",
+                "RowStore",
+                "SqlRowStore",
+            ),
+            "beamclaw_memory.embeddings": (
+                "CachingEmbedder",
+                "Embedder",
+                "EmbeddingCache",
+                "OpenAIEmbedder",
+            ),
+            "beamclaw_memory.errors": (
+                "BeamclawMemoryError",
+                "DatabaseUnavailableError",
+                "EmbeddingDimensionError",
+                "EmbeddingError",
+                "EmbeddingResponseError",
+                "EmbeddingUnavailableError",
+                "InvalidMemoryInputError",
+                "MigrationError",
+                "StorageError",
+            ),
+            "beamclaw_memory.evaluation": ("EvalSet", "load_into", "recall_at_k"),
+            "beamclaw_memory.factory": ("create_memory_service",),
+            "beamclaw_memory.prepared": ("Prepared",),
+            "beamclaw_memory.service": (
+                "IndexReport",
+                "MemoryCategory",
+                "MemoryEntry",
+                "MemoryService",
+                "SearchHit",
+                "SearchMode",
+                "SearchResult",
+                "TranscriptMessage",
+            ),
+            "beamclaw_memory.settings": (
+                "ChunkingSettings",
+                "EmbeddingSettings",
+                "MemorySettings",
+                "MmrSettings",
+                "SearchSettings",
+                "TemporalDecaySettings",
+            ),
+            "beamclaw_memory.storage": (
+                "DATABASE_URL_ENV",
+                "Database",
+                "expected_heads",
+                "masked",
+                "migration_locations",
+                "normalise_url",
+                "resolve_database_url",
+            ),
+        },
+    )
 
 __version__ = "0.1.0"
-
 __all__ = [
     "DATABASE_URL_ENV",
     "BeamclawMemoryError",

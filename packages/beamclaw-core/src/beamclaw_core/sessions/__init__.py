@@ -1,11 +1,43 @@
 """Sessions: lanes, queues, approvals, commands, resets, maintenance."""
 
-from beamclaw_core.sessions.bus import SessionBus, Subscription, TurnFailed, TurnHandle
-from beamclaw_core.sessions.commands import COMMANDS, parse_command
-from beamclaw_core.sessions.errors import SessionError, TurnNotStartedError, UnknownSessionError
-from beamclaw_core.sessions.lane import SessionInfo, SessionLane
-from beamclaw_core.sessions.runs import SessionAddress
-from beamclaw_core.sessions.runtime import ProviderFactory, SystemPromptSource, reset_due
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from beamclaw_obs.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from beamclaw_core.sessions.bus import SessionBus, Subscription, TurnFailed, TurnHandle
+    from beamclaw_core.sessions.commands import COMMANDS, parse_command
+    from beamclaw_core.sessions.errors import SessionError, TurnNotStartedError, UnknownSessionError
+    from beamclaw_core.sessions.lane import SessionInfo, SessionLane
+    from beamclaw_core.sessions.runs import SessionAddress
+    from beamclaw_core.sessions.runtime import ProviderFactory, SystemPromptSource, reset_due
+else:
+    __getattr__, __dir__ = lazy_exports(
+        globals(),
+        {
+            "beamclaw_core.sessions.bus": (
+                "SessionBus",
+                "Subscription",
+                "TurnFailed",
+                "TurnHandle",
+            ),
+            "beamclaw_core.sessions.commands": ("COMMANDS", "parse_command"),
+            "beamclaw_core.sessions.errors": (
+                "SessionError",
+                "TurnNotStartedError",
+                "UnknownSessionError",
+            ),
+            "beamclaw_core.sessions.lane": ("SessionInfo", "SessionLane"),
+            "beamclaw_core.sessions.runs": ("SessionAddress",),
+            "beamclaw_core.sessions.runtime": (
+                "ProviderFactory",
+                "SystemPromptSource",
+                "reset_due",
+            ),
+        },
+    )
 
 __all__ = [
     "COMMANDS",

@@ -1,16 +1,45 @@
 """Persistence of conversations: tables, the store, session ids."""
 
-from beamclaw_core.store.conversations import (
-    MESSAGE,
-    RESET,
-    SUMMARY,
-    ConversationRecord,
-    ConversationStore,
-    PendingRunRecord,
-    StoredMessage,
-    View,
-)
-from beamclaw_core.store.ids import USER_ENV, Sharing, derive_session_id, local_user_id
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from beamclaw_obs.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from beamclaw_core.store.conversations import (
+        MESSAGE,
+        RESET,
+        SUMMARY,
+        ConversationRecord,
+        ConversationStore,
+        PendingRunRecord,
+        StoredMessage,
+        View,
+    )
+    from beamclaw_core.store.ids import USER_ENV, Sharing, derive_session_id, local_user_id
+else:
+    __getattr__, __dir__ = lazy_exports(
+        globals(),
+        {
+            "beamclaw_core.store.conversations": (
+                "MESSAGE",
+                "RESET",
+                "SUMMARY",
+                "ConversationRecord",
+                "ConversationStore",
+                "PendingRunRecord",
+                "StoredMessage",
+                "View",
+            ),
+            "beamclaw_core.store.ids": (
+                "USER_ENV",
+                "Sharing",
+                "derive_session_id",
+                "local_user_id",
+            ),
+        },
+    )
 
 __all__ = [
     "MESSAGE",

@@ -5,70 +5,151 @@ IDENTITY, SOUL, USER, TOOLS, AGENTS, HEARTBEAT, BOOTSTRAP and MEMORY ``.md`` fil
 ``memory/YYYY-MM-DD.md`` daily logs and ``skills/``. See docs/workspaces.md.
 """
 
-from beamclaw_core.workspace.agents import (
-    REHATCH_KEEPS,
-    REHATCH_RESETS,
-    AgentDetails,
-    AgentSummary,
-    BootstrapFileContent,
-    RehatchResult,
-    agent_exists,
-    create_agent,
-    delete_agent,
-    ensure_agent,
-    list_agents,
-    rehatch_agent,
-    show_agent,
-)
-from beamclaw_core.workspace.context import ContextBreakdown, context_breakdown
-from beamclaw_core.workspace.environment import (
-    ENVIRONMENT_HEADER,
-    UserTimezone,
-    environment_block,
-    format_elapsed,
-    resolve_timezone,
-    timezone_from_user_md,
-)
-from beamclaw_core.workspace.errors import (
-    AgentExistsError,
-    AgentNotFoundError,
-    InvalidAgentNameError,
-    ProtectedAgentError,
-    WorkspaceError,
-    WorkspaceIOError,
-)
-from beamclaw_core.workspace.file_cache import CacheMiss, FileTextCache
-from beamclaw_core.workspace.layout import agent_dir, agents_root, daily_log_path
-from beamclaw_core.workspace.names import (
-    DEFAULT_AGENT,
-    MAX_AGENT_NAME_LENGTH,
-    PROTECTED_AGENTS,
-    is_valid_agent_name,
-    validate_agent_name,
-)
-from beamclaw_core.workspace.prompt import (
-    PromptSection,
-    ReadText,
-    SectionKind,
-    SystemPrompt,
-    build_system_prompt,
-    build_system_prompt_async,
-    read_text,
-)
-from beamclaw_core.workspace.prompt_cache import PromptCache
-from beamclaw_core.workspace.templates import BOOTSTRAP_FILES, BootstrapFile, default_template
-from beamclaw_core.workspace.tokens import (
-    estimate_message_tokens,
-    estimate_messages_tokens,
-    estimate_tokens,
-    estimate_tool_tokens,
-)
-from beamclaw_core.workspace.truncate import (
-    MAX_FILE_BYTES,
-    TRUNCATION_MARKER,
-    Truncated,
-    truncate_for_prompt,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from beamclaw_obs.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from beamclaw_core.workspace.agents import (
+        REHATCH_KEEPS,
+        REHATCH_RESETS,
+        AgentDetails,
+        AgentSummary,
+        BootstrapFileContent,
+        RehatchResult,
+        agent_exists,
+        create_agent,
+        delete_agent,
+        ensure_agent,
+        list_agents,
+        rehatch_agent,
+        show_agent,
+    )
+    from beamclaw_core.workspace.context import ContextBreakdown, context_breakdown
+    from beamclaw_core.workspace.environment import (
+        ENVIRONMENT_HEADER,
+        UserTimezone,
+        environment_block,
+        format_elapsed,
+        resolve_timezone,
+        timezone_from_user_md,
+    )
+    from beamclaw_core.workspace.errors import (
+        AgentExistsError,
+        AgentNotFoundError,
+        InvalidAgentNameError,
+        ProtectedAgentError,
+        WorkspaceError,
+        WorkspaceIOError,
+    )
+    from beamclaw_core.workspace.file_cache import CacheMiss, FileTextCache
+    from beamclaw_core.workspace.layout import agent_dir, agents_root, daily_log_path
+    from beamclaw_core.workspace.names import (
+        DEFAULT_AGENT,
+        MAX_AGENT_NAME_LENGTH,
+        PROTECTED_AGENTS,
+        is_valid_agent_name,
+        validate_agent_name,
+    )
+    from beamclaw_core.workspace.prompt import (
+        PromptSection,
+        ReadText,
+        SectionKind,
+        SystemPrompt,
+        build_system_prompt,
+        build_system_prompt_async,
+        read_text,
+    )
+    from beamclaw_core.workspace.prompt_cache import PromptCache
+    from beamclaw_core.workspace.templates import BOOTSTRAP_FILES, BootstrapFile, default_template
+    from beamclaw_core.workspace.tokens import (
+        estimate_message_tokens,
+        estimate_messages_tokens,
+        estimate_tokens,
+        estimate_tool_tokens,
+    )
+    from beamclaw_core.workspace.truncate import (
+        MAX_FILE_BYTES,
+        TRUNCATION_MARKER,
+        Truncated,
+        truncate_for_prompt,
+    )
+else:
+    __getattr__, __dir__ = lazy_exports(
+        globals(),
+        {
+            "beamclaw_core.workspace.agents": (
+                "REHATCH_KEEPS",
+                "REHATCH_RESETS",
+                "AgentDetails",
+                "AgentSummary",
+                "BootstrapFileContent",
+                "RehatchResult",
+                "agent_exists",
+                "create_agent",
+                "delete_agent",
+                "ensure_agent",
+                "list_agents",
+                "rehatch_agent",
+                "show_agent",
+            ),
+            "beamclaw_core.workspace.context": ("ContextBreakdown", "context_breakdown"),
+            "beamclaw_core.workspace.environment": (
+                "ENVIRONMENT_HEADER",
+                "UserTimezone",
+                "environment_block",
+                "format_elapsed",
+                "resolve_timezone",
+                "timezone_from_user_md",
+            ),
+            "beamclaw_core.workspace.errors": (
+                "AgentExistsError",
+                "AgentNotFoundError",
+                "InvalidAgentNameError",
+                "ProtectedAgentError",
+                "WorkspaceError",
+                "WorkspaceIOError",
+            ),
+            "beamclaw_core.workspace.file_cache": ("CacheMiss", "FileTextCache"),
+            "beamclaw_core.workspace.layout": ("agent_dir", "agents_root", "daily_log_path"),
+            "beamclaw_core.workspace.names": (
+                "DEFAULT_AGENT",
+                "MAX_AGENT_NAME_LENGTH",
+                "PROTECTED_AGENTS",
+                "is_valid_agent_name",
+                "validate_agent_name",
+            ),
+            "beamclaw_core.workspace.prompt": (
+                "PromptSection",
+                "ReadText",
+                "SectionKind",
+                "SystemPrompt",
+                "build_system_prompt",
+                "build_system_prompt_async",
+                "read_text",
+            ),
+            "beamclaw_core.workspace.prompt_cache": ("PromptCache",),
+            "beamclaw_core.workspace.templates": (
+                "BOOTSTRAP_FILES",
+                "BootstrapFile",
+                "default_template",
+            ),
+            "beamclaw_core.workspace.tokens": (
+                "estimate_message_tokens",
+                "estimate_messages_tokens",
+                "estimate_tokens",
+                "estimate_tool_tokens",
+            ),
+            "beamclaw_core.workspace.truncate": (
+                "MAX_FILE_BYTES",
+                "TRUNCATION_MARKER",
+                "Truncated",
+                "truncate_for_prompt",
+            ),
+        },
+    )
 
 __all__ = [
     "BOOTSTRAP_FILES",
