@@ -19,10 +19,9 @@ Wiring (composition root)::
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from beamclaw_mcp.catalog import MCPToolCatalog
-from beamclaw_mcp.connection import ServerConnection
 from beamclaw_mcp.errors import MCPUnknownServerError
 from beamclaw_mcp.grants import GrantPolicy
 from beamclaw_mcp.settings import MCPSettings
@@ -37,6 +36,9 @@ from beamclaw_obs import (
     Supervisor,
 )
 from beamclaw_tools import ToolDef, ToolOutput
+
+if TYPE_CHECKING:
+    from beamclaw_mcp.connection import ServerConnection
 
 _SETTLE_POLL = 0.02
 
@@ -63,9 +65,13 @@ class MCPManager:
                 else settings.qualify_tool_names
             )
         )
-        self._connections: dict[str, ServerConnection] = {
-            s.name: ServerConnection(s, settings, self._on_tools) for s in settings.servers
-        }
+        self._connections: dict[str, ServerConnection] = {}
+        if settings.servers:  # the MCP SDK loads only when a server is configured
+            from beamclaw_mcp.connection import ServerConnection
+
+            self._connections = {
+                s.name: ServerConnection(s, settings, self._on_tools) for s in settings.servers
+            }
         self._catalog = MCPToolCatalog(self._make_tool, sink=sink, qualify_servers=qualify)
         self._supervisors: dict[str, Supervisor] = {}
         self._started = False

@@ -9,15 +9,17 @@ Executing checks the agent's grant, then calls the server; every failure becomes
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from beamclaw_mcp.connection import ServerConnection
 from beamclaw_mcp.errors import BeamclawMCPError
 from beamclaw_mcp.grants import SOURCE_PREFIX, GrantPolicy
 from beamclaw_mcp.schema import sanitize_schema
 from beamclaw_mcp.types import RemoteTool
 from beamclaw_obs import scrub
 from beamclaw_tools import Autonomy, SessionRef, ToolDef, ToolOutput
+
+if TYPE_CHECKING:
+    from beamclaw_mcp.connection import ServerConnection
 
 MAX_DESCRIPTION = 1024
 _MARKER_ROOM = 200

@@ -1,0 +1,79 @@
+"""The entry point's import budget: commands that do not serve never load the heavy stacks.
+
+Each case runs the real ``beamclaw_cli.app.main`` in a fresh interpreter and lists which of
+the heavy third-party packages ended up in ``sys.modules``. The budget is a set of module
+names, never a time: vectors and search (numpy, bm25s), the database (SQLAlchemy,
+Alembic), the MCP SDK, the web stack (FastAPI, Starlette, uvicorn), the provider HTTP
+client (aiohttp) and the TUI (textual) load only for the commands that use them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HEAVY = (
+    "aiohttp",
+    "alembic",
+    "bm25s",
+    "fastapi",
+    "mcp",
+    "numpy",
+    "sqlalchemy",
+    "starlette",
+    "textual",
+    "uvicorn",
+)
+
+_DRIVER = """
+import contextlib, io, json, sys
+import beamclaw_cli.app
+argv = json.loads(sys.argv[1])
+if argv is not None:
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        sys.modules["beamclaw_cli.app"].main(argv)
+heavy = json.loads(sys.argv[2])
+print(json.dumps(sorted(m for m in heavy if m in sys.modules)))
+"""
+
+
+def loaded_heavy(argv: list[str] | None, home: Path) -> list[str]:
+    """Heavy packages in ``sys.modules`` after importing the CLI (and running ``argv``)."""
+    env = {**os.environ, "BEAMCLAW_HOME": str(home), "BEAMCLAW_PORT": "9"}
+    r = subprocess.run(
+        [sys.executable, "-c", _DRIVER, json.dumps(argv), json.dumps(HEAVY)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        None,
+        ["--help"],
+        ["version"],
+        ["status"],
+        ["agent", "list"],
+        ["config", "show"],
+        ["mcp", "list", "--local"],
+    ],
+    ids=lambda a: "import" if a is None else " ".join(a),
+)
+def test_non_serving_commands_stay_light(argv: list[str] | None, beamclaw_home: Path) -> None:
+    assert loaded_heavy(argv, beamclaw_home) == []
+
+
+def test_the_budget_can_fail(beamclaw_home: Path) -> None:
+    """The probe sees a heavy import when a command truly needs one (the database)."""
+    assert "sqlalchemy" in loaded_heavy(["sessions", "list"], beamclaw_home)
