@@ -5,7 +5,9 @@ A package ``__init__`` names its exports twice: as real imports under ``TYPE_CHE
 (what runs). Importing the package then costs nothing; ``from pkg import Name`` imports
 only the submodule that defines ``Name``. Invariants: a name resolves to the very object
 its submodule defines, is imported once and then cached in the package namespace, and an
-unknown name raises :class:`AttributeError` as for any module.
+unknown name raises :class:`AttributeError` as for any module. A name that is also its
+submodule's name (``beamclaw_obs.scrub``) binds at once: importing the submodule later would
+otherwise shadow the name with the module object.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ def lazy_exports(
     into ``namespace`` (the package's ``globals()``)."""
     package = str(namespace["__name__"])
     where = {name: module for module, names in exports.items() for name in names}
+    for name, module in where.items():
+        if module == f"{package}.{name}":
+            namespace[name] = getattr(import_module(module), name)
 
     def __getattr__(name: str) -> object:  # noqa: N807 -- the PEP 562 hook's name
         module = where.get(name)
