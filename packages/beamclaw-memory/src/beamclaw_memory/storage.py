@@ -31,13 +31,9 @@ from functools import partial
 from importlib import import_module
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event, pool, text
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
@@ -45,6 +41,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from beamclaw_memory.checkpoint import WalCheckpointer
 from beamclaw_memory.errors import DatabaseUnavailableError, MigrationError
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 DATABASE_URL_ENV = "BEAMCLAW_DATABASE_URL"
 DB_FILE_NAME = "beamclaw.db"
@@ -289,6 +288,8 @@ class Database:
 
     async def current_heads(self) -> set[str]:
         """Revisions currently recorded in the database."""
+        from alembic.runtime.migration import MigrationContext  # Alembic loads only to migrate
+
         return await self.read(lambda c: set(MigrationContext.configure(c).get_current_heads()))
 
     async def dispose(self) -> None:
@@ -416,6 +417,8 @@ class _HeldConnections:
 
 def alembic_config(locations: list[str], connection: Connection | None = None) -> Config:
     """An in-memory Alembic config over the shared ``env.py`` and the given revisions."""
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
     cfg.set_main_option("path_separator", "os")
@@ -427,11 +430,16 @@ def alembic_config(locations: list[str], connection: Connection | None = None) -
 
 def expected_heads(extra_locations: Iterable[str] = ()) -> set[str]:
     """Head revisions of every installed package's migration branch."""
+    from alembic.script import ScriptDirectory
+
     cfg = alembic_config(migration_locations(extra_locations))
     return set(ScriptDirectory.from_config(cfg).get_heads())
 
 
 def _upgrade(connection: Connection, *, locations: list[str]) -> list[str]:
+    from alembic import command
+    from alembic.runtime.migration import MigrationContext
+
     command.upgrade(alembic_config(locations, connection), "heads")
     return sorted(MigrationContext.configure(connection).get_current_heads())
 
