@@ -42,11 +42,11 @@ print(json.dumps(sorted(m for m in heavy if m in sys.modules)))
 """
 
 
-def loaded_heavy(argv: list[str] | None, home: Path) -> list[str]:
+def loaded_heavy(argv: list[str] | None, home: Path, modules: tuple[str, ...] = HEAVY) -> list[str]:
     """Heavy packages in ``sys.modules`` after importing the CLI (and running ``argv``)."""
     env = {**os.environ, "BEAMCLAW_HOME": str(home), "BEAMCLAW_PORT": "9"}
     r = subprocess.run(
-        [sys.executable, "-c", _DRIVER, json.dumps(argv), json.dumps(HEAVY)],
+        [sys.executable, "-c", _DRIVER, json.dumps(argv), json.dumps(modules)],
         capture_output=True,
         text=True,
         env=env,
@@ -72,6 +72,18 @@ def loaded_heavy(argv: list[str] | None, home: Path) -> list[str]:
 )
 def test_non_serving_commands_stay_light(argv: list[str] | None, beamclaw_home: Path) -> None:
     assert loaded_heavy(argv, beamclaw_home) == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [None, ["--help"], ["version"], ["agent", "list"], ["config", "show"]],
+    ids=lambda a: "import" if a is None else " ".join(a),
+)
+def test_commands_that_talk_to_no_gateway_skip_the_http_client(
+    argv: list[str] | None, beamclaw_home: Path
+) -> None:
+    """httpx (and the rich console its CLI helper drags in) is for ``status``, ``mcp`` …"""
+    assert loaded_heavy(argv, beamclaw_home, ("httpx", "rich")) == []
 
 
 def test_the_budget_can_fail(beamclaw_home: Path) -> None:

@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from beamclaw_cli.errors import BeamclawCliError
 
 LOCK_NAME = "beamclaw.lock"
@@ -107,6 +105,8 @@ class Endpoint:
 
 def fetch_json(endpoint: Endpoint, path: str, timeout: float = 2.0) -> tuple[int, Any]:
     """GET a JSON route of a running gateway. Raises httpx.TransportError when unreachable."""
+    import httpx  # loads only for commands that talk to a gateway
+
     r = httpx.get(endpoint.base_url + path, timeout=timeout)
     return r.status_code, r.json()
 
@@ -130,6 +130,8 @@ def spawn_gateway(home: Path, args: list[str], env: dict[str, str]) -> subproces
 
 
 def wait_ready(proc: subprocess.Popen[bytes], endpoint: Endpoint, timeout: float) -> None:
+    import httpx
+
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         code = proc.poll()

@@ -6,7 +6,6 @@ import json
 import os
 from pathlib import Path
 
-import httpx
 import typer
 
 from beamclaw_cli.daemon import (
@@ -100,6 +99,8 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
     ) -> None:
         """Show whether the gateway runs, and each component's state (from /health)."""
+        import httpx
+
         endpoint = _endpoint(config)
         pid = running_pid(beamclaw_home())
         try:

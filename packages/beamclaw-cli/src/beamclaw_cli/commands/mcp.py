@@ -20,7 +20,6 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import httpx
 import typer
 
 from beamclaw_cli.daemon import Endpoint, fetch_json
@@ -57,6 +56,8 @@ def _mcp_settings(config: Path | None, server: str | None = None) -> tuple[MCPSe
 
 def _daemon_statuses(cfg: Any) -> list[dict[str, Any]] | None:
     """Server statuses from a running gateway's ``/health``, or None when none answers."""
+    import httpx
+
     from beamclaw_gateway import effective_port
 
     endpoint = Endpoint(cfg.gateway.http.host, effective_port(cfg))
