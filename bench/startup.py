@@ -4,7 +4,9 @@ Every figure is a median over rounds of a fresh process, next to ``python -c pas
 measured in the same run (the interpreter's own floor). Commands run against a throwaway
 ``BEAMCLAW_HOME`` with no daemon (``status`` answers "not running"). Cold start is the wall
 time from launching ``beamclaw serve`` to the first 200 from ``/ready``; idle RSS is the
-served gateway's ``VmRSS`` once ready.
+served gateway's ``VmRSS`` once ready. Run it with bytecode caches in place (``python -m
+compileall``): under ``PYTHONDONTWRITEBYTECODE`` with none compiled every import recompiles
+its source and the figures measure the compiler.
 """
 
 from __future__ import annotations
