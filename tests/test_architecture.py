@@ -1,4 +1,4 @@
-"""The package graph is enforced: declared deps, import-linter contracts, deptry.
+"""The package graph is enforced: declared deps match imports, import-linter contracts, deptry.
 
 The contract must also *bite*: an upward import added to a temporary copy of the sources
 fails ``lint-imports``.
@@ -6,12 +6,14 @@ fails ``lint-imports``.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -25,22 +27,65 @@ def _pyproject(name: str) -> dict[str, object]:
         return tomllib.load(fh)
 
 
-@pytest.mark.parametrize("index", range(len(LAYERS)))
-def test_each_package_declares_exactly_the_siblings_below_it(index: int) -> None:
-    name = LAYERS[index]
-    data = _pyproject(name)
-    project = data["project"]
-    assert isinstance(project, dict)
-    deps = [str(d) for d in project["dependencies"]]
-    siblings = sorted(
-        d.split(">")[0].split("=")[0].strip() for d in deps if d.startswith("beamclaw-")
-    )
-    assert siblings == sorted(f"beamclaw-{n}" for n in LAYERS[:index])
-    sources = data.get("tool", {}).get("uv", {}).get("sources", {})  # type: ignore[union-attr]
-    assert sorted(sources) == sorted(f"beamclaw-{n}" for n in LAYERS[:index])
-    src = ROOT / "packages" / f"beamclaw-{name}" / "src" / f"beamclaw_{name}"
+def _check_deps() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("check_deps", ROOT / "scripts" / "check_deps.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", LAYERS)
+def test_each_package_declares_exactly_the_siblings_it_imports(name: str) -> None:
+    package = ROOT / "packages" / f"beamclaw-{name}"
+    assert _check_deps().sibling_problems(package) == []
+    src = package / "src" / f"beamclaw_{name}"
     assert (src / "py.typed").exists()
-    assert (ROOT / "packages" / f"beamclaw-{name}" / "tests").is_dir()
+    assert (package / "tests").is_dir()
+
+
+def test_the_graph_is_a_dag_of_needs_not_a_ladder() -> None:
+    """DESIGN.md section 1: installing beamclaw-mcp must not pull numpy or SQLAlchemy."""
+    declared = {
+        name: _check_deps().declared_siblings(ROOT / "packages" / f"beamclaw-{name}")[0]
+        for name in LAYERS
+    }
+
+    def closure(name: str) -> set[str]:
+        needs = {d.removeprefix("beamclaw-") for d in declared[name]}
+        for n in set(needs):
+            needs |= closure(n)
+        return needs
+
+    assert "memory" not in closure("mcp")
+    assert closure("sandbox") == closure("scheduler") == closure("tools") == {"obs"}
+
+
+def test_a_missing_or_an_extra_sibling_fails_the_check(tmp_path: Path) -> None:
+    check_deps = _check_deps()
+    package = tmp_path / "beamclaw-mcp"
+    shutil.copytree(
+        ROOT / "packages" / "beamclaw-mcp",
+        package,
+        ignore=shutil.ignore_patterns("__pycache__", "tests"),
+    )
+    pyproject = package / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text().replace(
+            '"beamclaw-obs>=0.1,<0.2",', '"beamclaw-obs>=0.1,<0.2",\n    "beamclaw-memory>=0.1",'
+        )
+    )
+    assert check_deps.sibling_problems(package) == [
+        "declares beamclaw-memory but never imports it",
+        "[tool.uv.sources] names ['beamclaw-obs', 'beamclaw-tools'], dependencies name "
+        "['beamclaw-memory', 'beamclaw-obs', 'beamclaw-tools']",
+    ]
+    (package / "src" / "beamclaw_mcp" / "late.py").write_text(
+        "def f() -> None:\n    from beamclaw_core.api import Core  # noqa\n"
+    )
+    assert "imports beamclaw_core but does not declare beamclaw-core" in (
+        check_deps.sibling_problems(package)
+    )
 
 
 def test_import_contracts_hold() -> None:

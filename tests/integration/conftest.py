@@ -20,6 +20,7 @@ from beamclaw_core.messages import Message, Role
 from beamclaw_core.sessions import SessionAddress
 from beamclaw_core.settings import CoreSettings
 from beamclaw_core.testing import ScriptedProvider, ScriptStep
+from beamclaw_core.tools_memory import ToolsMemory
 from beamclaw_memory import Database, MemoryService
 from beamclaw_obs import beamclaw_home
 from beamclaw_tools import Autonomy, ToolPolicy, ToolRegistry, ToolsSettings
@@ -87,7 +88,9 @@ async def make_harness(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
         **core_kw: Any,
     ) -> Harness:
         settings = tools_settings or ToolsSettings()
-        registry = ToolRegistry.with_builtins(settings, memory=memory)
+        registry = ToolRegistry.with_builtins(
+            settings, memory=ToolsMemory(memory) if memory is not None else None
+        )
         provider = ScriptedProvider(list(script))
         db = database or Database(f"sqlite:///{tmp_path / 'harness.db'}")
         core = Core.create(

@@ -1,4 +1,8 @@
-"""memory_search / memory_store over a real memory service (in-memory and SQLite)."""
+"""memory_search / memory_store over a real memory service (in-memory and SQLite).
+
+The service reaches the tools through core's ``ToolsMemory`` adapter, as in the daemon
+(beamclaw-memory and beamclaw-core are test dependencies of beamclaw-tools, not runtime ones).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from beamclaw_core import ToolsMemory
 from beamclaw_memory import (
     Database,
     EmbeddingSettings,
@@ -32,7 +37,7 @@ async def memory(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
 
 
 def tools_by_name(memory: IndexedMemory) -> dict[str, Tool]:
-    return {t.definition.name: t for t in memory_tools(memory)}
+    return {t.definition.name: t for t in memory_tools(ToolsMemory(memory))}
 
 
 async def test_definitions_are_read_only_without_approval(memory: IndexedMemory) -> None:

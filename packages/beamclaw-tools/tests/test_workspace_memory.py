@@ -2,79 +2,69 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from beamclaw_memory import (
-    IndexReport,
-    MemoryCategory,
-    MemoryEntry,
-    SearchHit,
-    SearchMode,
-    SearchResult,
-    TranscriptMessage,
-)
 from beamclaw_tools import SessionRef, ToolCall, ToolOutput, ToolResult
 from beamclaw_tools.builtin import WorkspaceMemoryTool
 
 
+@dataclass(frozen=True)
+class Hit:
+    key: str
+    text: str
+    score: float
+    category: str
+    source: str | None = None
+    lines: tuple[int, int] | None = None
+
+    @property
+    def origin(self) -> str:
+        return self.source or self.key
+
+
+@dataclass(frozen=True)
+class Found:
+    hits: tuple[Hit, ...]
+    mode: str
+    degraded_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Stored:
+    key: str
+    category: str
+
+
 class FakeMemory:
-    """A MemoryService double: records search calls, answers from a fixed list."""
+    """A ``MemoryPort`` double in plain strings (beamclaw-tools does not need
+    beamclaw-memory): records search and index calls, answers from a fixed hit."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, str, int]] = []
         self.indexed: list[tuple[str, Path | None]] = []
 
     async def store(
-        self,
-        agent_id: str,
-        key: str,
-        value: str,
-        category: MemoryCategory,
-        source: str | None = None,
-    ) -> MemoryEntry:
-        return MemoryEntry(key=key, value=value, category=category, created_at=0, updated_at=0)
-
-    async def get(self, agent_id: str, key: str) -> MemoryEntry | None:
-        return None
-
-    async def forget(self, agent_id: str, key: str) -> bool:
-        return False
-
-    async def recall(
-        self, agent_id: str, query: str, limit: int = 5, category: MemoryCategory | None = None
-    ) -> list[MemoryEntry]:
-        return []
+        self, agent_id: str, key: str, value: str, category: str, *, source: str | None = None
+    ) -> Stored:
+        return Stored(key=key, category=category)
 
     async def search(
         self,
         agent_id: str,
         query: str,
         *,
-        mode: SearchMode = SearchMode.HYBRID,
+        mode: str = "hybrid",
         limit: int = 5,
-        category: MemoryCategory | None = None,
-    ) -> SearchResult:
+        category: str | None = None,
+    ) -> Found:
         self.calls.append((agent_id, query, limit))
-        hit = SearchHit(
-            key="pref:tea", text="likes green tea", score=0.9, category=MemoryCategory.CORE
-        )
-        return SearchResult(
-            hits=(hit,), mode=SearchMode.KEYWORD, degraded_reason="embeddings unavailable"
-        )
+        hit = Hit(key="pref:tea", text="likes green tea", score=0.9, category="core")
+        return Found(hits=(hit,), mode="keyword", degraded_reason="embeddings unavailable")
 
-    async def index_workspace(self, agent_id: str, workspace: Path | None = None) -> IndexReport:
+    async def index_workspace(self, agent_id: str, workspace: Path | None = None) -> None:
         self.indexed.append((agent_id, workspace))
-        return IndexReport()
-
-    async def index_transcript(
-        self, agent_id: str, messages: Iterable[TranscriptMessage | tuple[str, int, str, str]]
-    ) -> IndexReport:
-        return IndexReport()
-
-    async def aclose(self) -> None:
-        return None
 
 
 def tool(memory: FakeMemory | None = None) -> WorkspaceMemoryTool:

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from beamclaw_core import ToolsMemory
 from beamclaw_memory import (
     Database,
     EmbeddingSettings,
@@ -43,7 +44,7 @@ async def memory(database_url: str) -> AsyncIterator[IndexedMemory]:
 
 
 def tool(memory: IndexedMemory) -> WorkspaceMemoryTool:
-    return WorkspaceMemoryTool(memory, today=lambda: dt.date(2026, 3, 4))
+    return WorkspaceMemoryTool(ToolsMemory(memory), today=lambda: dt.date(2026, 3, 4))
 
 
 async def act(t: WorkspaceMemoryTool, **args: Any) -> ToolOutput:
@@ -149,7 +150,7 @@ async def test_a_hung_embedding_endpoint_does_not_hold_a_write(
             backend="sql", embeddings=EmbeddingSettings(base_url=server.base_url, model="m")
         )
         memory = create_memory_service(cfg, db)
-        t = WorkspaceMemoryTool(memory, index_budget_seconds=0.2)
+        t = WorkspaceMemoryTool(ToolsMemory(memory), index_budget_seconds=0.2)
         started = time.monotonic()
         out = await t.execute({"action": "append", "content": "Likes plums."}, SESSION)
         assert time.monotonic() - started < 1.2  # the budget, not the endpoint

@@ -62,6 +62,7 @@ from beamclaw_core.settings import (
     describe_llm_provider,
 )
 from beamclaw_core.store import ConversationStore, derive_session_id, local_user_id
+from beamclaw_core.tools_memory import ToolsMemory
 from beamclaw_core.workspace import (
     DEFAULT_AGENT,
     AgentExistsError,
@@ -125,6 +126,7 @@ __all__ = [
     "TextChunk",
     "ToolFinished",
     "ToolStarted",
+    "ToolsMemory",
     "TurnDone",
     "TurnError",
     "TurnEvent",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from beamclaw_core import CoreSettings
+from beamclaw_core import CoreSettings, ToolsMemory
 from beamclaw_core.api import Core
 from beamclaw_core.providers import Provider, build_provider_chain
 from beamclaw_core.workspace import ensure_agent
@@ -55,7 +55,7 @@ class AgentSystem:
         self.config = config
         self.database = database
         self.memory: MemoryService = create_memory_service(config.memory, database)
-        self.tools = ToolRegistry.with_builtins(config.tools, memory=self.memory)
+        self.tools = ToolRegistry.with_builtins(config.tools, memory=ToolsMemory(self.memory))
         self.mcp = MCPManager(config.mcp, sink=self.tools)
         self._providers = ProviderCache(config.core)
         self.core = Core.create(

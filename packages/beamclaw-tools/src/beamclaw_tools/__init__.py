@@ -7,6 +7,8 @@ from beamclaw_tools.errors import (
     BeamclawToolsError,
     FetchError,
     InvalidAgentIdError,
+    MemoryInputRejectedError,
+    MemoryUnavailableError,
     PatchError,
     PathOutsideRootsError,
     ToolNameCollisionError,
@@ -14,6 +16,12 @@ from beamclaw_tools.errors import (
     UnsafeAddressError,
 )
 from beamclaw_tools.fetch import FetchedResponse, guarded_fetch
+from beamclaw_tools.memory_port import (
+    MemoryHitView,
+    MemoryPort,
+    MemorySearchView,
+    StoredMemoryView,
+)
 from beamclaw_tools.netguard import (
     AllowRule,
     NetworkPolicy,
@@ -76,6 +84,11 @@ __all__ = [
     "InvalidAgentIdError",
     "JqSettings",
     "KeywordSearchSettings",
+    "MemoryHitView",
+    "MemoryInputRejectedError",
+    "MemoryPort",
+    "MemorySearchView",
+    "MemoryUnavailableError",
     "NetworkPolicy",
     "NetworkSettings",
     "PatchError",
@@ -84,6 +97,7 @@ __all__ = [
     "Resolver",
     "SessionRef",
     "ShellSettings",
+    "StoredMemoryView",
     "TextPart",
     "Tool",
     "ToolArgs",

@@ -72,3 +72,19 @@ class FetchError(BeamclawToolsError):
         self.url = url
         self.reason = reason
         super().__init__(f"request to {url} failed: {reason}")
+
+
+class MemoryUnavailableError(BeamclawToolsError):
+    """The memory behind the memory tools failed (its store, its index)."""
+
+
+class MemoryInputRejectedError(BeamclawToolsError):
+    """The memory refused a store request (bad key, oversized value).
+
+    Attributes:
+        reason: a sentence the agent can act on.
+    """
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)

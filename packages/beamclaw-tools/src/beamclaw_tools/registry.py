@@ -24,10 +24,10 @@ import time
 from collections.abc import Iterable
 from typing import Any, cast
 
-from beamclaw_memory import MemoryService
 from beamclaw_obs import EventType, emit, scrub, scrub_value
 from beamclaw_tools.builtin import builtin_tools
 from beamclaw_tools.errors import ToolNameCollisionError
+from beamclaw_tools.memory_port import MemoryPort
 from beamclaw_tools.netguard import Resolver, system_resolver
 from beamclaw_tools.output import truncate
 from beamclaw_tools.policy import ToolPolicy
@@ -74,7 +74,7 @@ class ToolRegistry:
     def with_builtins(
         cls,
         settings: ToolsSettings | None = None,
-        memory: MemoryService | None = None,
+        memory: MemoryPort | None = None,
         extra: Iterable[Tool] = (),
         resolver: Resolver = system_resolver,
     ) -> ToolRegistry:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from beamclaw_memory import MemoryService
 from beamclaw_tools.builtin.apply_patch import ApplyPatchArgs, ApplyPatchTool
 from beamclaw_tools.builtin.files import (
     DeleteFileArgs,
@@ -45,6 +44,7 @@ from beamclaw_tools.builtin.workspace_memory import (
     WorkspaceMemoryArgs,
     WorkspaceMemoryTool,
 )
+from beamclaw_tools.memory_port import MemoryPort
 from beamclaw_tools.netguard import Resolver, system_resolver
 from beamclaw_tools.policy import ToolPolicy
 from beamclaw_tools.settings import ToolsSettings
@@ -53,7 +53,7 @@ from beamclaw_tools.types import Tool
 
 def builtin_tools(
     settings: ToolsSettings | None = None,
-    memory: MemoryService | None = None,
+    memory: MemoryPort | None = None,
     *,
     extra: Iterable[Tool] = (),
     resolver: Resolver = system_resolver,
@@ -62,8 +62,9 @@ def builtin_tools(
 
     Args:
         settings: the ``[tools]`` section (defaults when None).
-        memory: the memory service behind ``workspace_memory`` ``search`` and the
-            ``memory_search``/``memory_store`` pair (offered only when it is given).
+        memory: the :class:`~beamclaw_tools.memory_port.MemoryPort` behind ``workspace_memory``
+            ``search`` and the ``memory_search``/``memory_store`` pair (offered only when
+            it is given).
         extra: tools from other packages, wired in by the composition root.
         resolver: DNS resolver for the SSRF guard of ``http_request``/``web_fetch``.
     """

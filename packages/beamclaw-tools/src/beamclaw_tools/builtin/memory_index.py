@@ -4,7 +4,7 @@
 log or a bootstrap file (the text is searchable at once), and both ``workspace_memory``
 ``search`` and ``memory_search`` call it before searching, so an edit a person made in an
 editor is found by the next search. A refresh is one incremental pass of
-:meth:`beamclaw_memory.MemoryService.index_workspace`: it stats the known files and
+:meth:`~beamclaw_tools.memory_port.MemoryPort.index_workspace`: it stats the known files and
 re-reads only those whose size or mtime moved, so an unchanged workspace costs a few
 ``stat`` calls.
 
@@ -19,14 +19,15 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from beamclaw_memory import BeamclawMemoryError, MemoryService
+from beamclaw_tools.errors import MemoryUnavailableError
+from beamclaw_tools.memory_port import MemoryPort
 
 INDEX_BUDGET_SECONDS = 10.0
 """How long a refresh may take (the tools' own timeouts are 30 s and more)."""
 
 
 async def refresh_index(
-    memory: MemoryService,
+    memory: MemoryPort,
     agent_id: str,
     workspace: Path | None,
     *,
@@ -41,6 +42,6 @@ async def refresh_index(
             await memory.index_workspace(agent_id, workspace)
     except TimeoutError:
         return f"workspace files were not re-indexed within {budget:g} s (a later search will)"
-    except (BeamclawMemoryError, OSError) as exc:
+    except (MemoryUnavailableError, OSError) as exc:
         return f"workspace files were not re-indexed: {exc}"
     return None

@@ -15,15 +15,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from beamclaw_memory import (
-    BeamclawMemoryError,
-    InvalidMemoryInputError,
-    MemoryCategory,
-    MemoryService,
-    SearchMode,
-)
 from beamclaw_tools.base import ToolArgs, TypedTool, make_definition
 from beamclaw_tools.builtin.memory_index import refresh_index
+from beamclaw_tools.errors import MemoryInputRejectedError, MemoryUnavailableError
+from beamclaw_tools.memory_port import MemoryPort
 from beamclaw_tools.types import SessionRef, Tool, ToolOutput
 
 MAX_HIT_CHARS = 1200
@@ -54,7 +49,7 @@ class MemoryStoreArgs(ToolArgs):
 class MemorySearchTool(TypedTool[MemorySearchArgs]):
     """Search the agent's memory: stored facts, workspace files and past conversations."""
 
-    def __init__(self, memory: MemoryService) -> None:
+    def __init__(self, memory: MemoryPort) -> None:
         super().__init__(
             MemorySearchArgs,
             make_definition(
@@ -74,29 +69,27 @@ class MemorySearchTool(TypedTool[MemorySearchArgs]):
         result = await self._memory.search(
             session.agent_id,
             args.query,
-            mode=SearchMode(args.mode),
+            mode=args.mode,
             limit=args.limit,
-            category=MemoryCategory(args.category) if args.category else None,
+            category=args.category,
         )
         if result.degraded_reason:
-            notes.append(f"{result.mode.value} search only: {result.degraded_reason}")
-        lines = [f"{len(result.hits)} result(s) ({result.mode.value} search)"]
+            notes.append(f"{result.mode} search only: {result.degraded_reason}")
+        lines = [f"{len(result.hits)} result(s) ({result.mode} search)"]
         lines.extend(f"note: {n}" for n in notes)
         for i, hit in enumerate(result.hits, start=1):
             text = hit.text if len(hit.text) <= MAX_HIT_CHARS else hit.text[:MAX_HIT_CHARS] + "…"
-            lines.append(
-                f"[{i}] score {hit.score:.2f} · {hit.category.value} · {hit.origin}\n{text}"
-            )
+            lines.append(f"[{i}] score {hit.score:.2f} · {hit.category} · {hit.origin}\n{text}")
         return ToolOutput(
             content="\n\n".join(lines),
             structured={
-                "mode": result.mode.value,
+                "mode": str(result.mode),
                 "degraded_reason": result.degraded_reason,
                 "hits": [
                     {
                         "key": h.key,
                         "score": h.score,
-                        "category": h.category.value,
+                        "category": str(h.category),
                         "source": h.source,
                         "lines": list(h.lines) if h.lines is not None else None,
                         "text": h.text[:MAX_HIT_CHARS],
@@ -110,7 +103,7 @@ class MemorySearchTool(TypedTool[MemorySearchArgs]):
 class MemoryStoreTool(TypedTool[MemoryStoreArgs]):
     """Remember a fact under a key (replacing what the key held)."""
 
-    def __init__(self, memory: MemoryService) -> None:
+    def __init__(self, memory: MemoryPort) -> None:
         super().__init__(
             MemoryStoreArgs,
             make_definition(
@@ -129,19 +122,19 @@ class MemoryStoreTool(TypedTool[MemoryStoreArgs]):
                 session.agent_id,
                 args.key,
                 args.value,
-                MemoryCategory(args.category),
+                args.category,
                 source=f"session:{session.session_id}",
             )
-        except InvalidMemoryInputError as exc:
+        except MemoryInputRejectedError as exc:
             return ToolOutput.error(f"not stored: {exc.reason}")
-        except BeamclawMemoryError as exc:
+        except MemoryUnavailableError as exc:
             return ToolOutput.error(f"not stored: memory is unavailable ({exc})")
         return ToolOutput(
-            content=f"stored '{entry.key}' ({entry.category.value})",
-            structured={"key": entry.key, "category": entry.category.value},
+            content=f"stored '{entry.key}' ({entry.category})",
+            structured={"key": entry.key, "category": str(entry.category)},
         )
 
 
-def memory_tools(memory: MemoryService) -> list[Tool]:
+def memory_tools(memory: MemoryPort) -> list[Tool]:
     """The ``memory_search`` and ``memory_store`` tools over ``memory``."""
     return [MemorySearchTool(memory), MemoryStoreTool(memory)]

@@ -7,7 +7,7 @@ set. Needs no approval and runs at ``read_only`` (seed 003).
 Actions: ``read`` / ``append`` / ``replace`` (MEMORY.md); ``read_daily`` /
 ``append_daily`` / ``list_daily`` (``memory/YYYY-MM-DD.md``); ``read_bootstrap`` /
 ``update_bootstrap`` / ``delete_bootstrap`` (allowed sets below); ``search`` (the
-injected :class:`beamclaw_memory.MemoryService`).
+injected :class:`~beamclaw_tools.memory_port.MemoryPort`).
 
 With a memory service, every successful write re-indexes the workspace at once and every
 ``search`` first re-indexes what changed outside the tool (:mod:`.memory_index`), so the
@@ -25,11 +25,11 @@ from typing import Literal
 
 from pydantic import Field
 
-from beamclaw_memory import MemoryService
 from beamclaw_tools.base import ToolArgs, TypedTool, make_definition
 from beamclaw_tools.builtin.files import write_atomic
 from beamclaw_tools.builtin.memory_index import INDEX_BUDGET_SECONDS, refresh_index
 from beamclaw_tools.errors import InvalidAgentIdError, PathOutsideRootsError
+from beamclaw_tools.memory_port import MemoryPort
 from beamclaw_tools.paths import WorkspaceRoots, agent_workspace
 from beamclaw_tools.types import SessionRef, ToolOutput
 
@@ -78,7 +78,7 @@ def _sorted_names(names: frozenset[str]) -> str:
 class WorkspaceMemoryTool(TypedTool[WorkspaceMemoryArgs]):
     def __init__(
         self,
-        memory: MemoryService | None = None,
+        memory: MemoryPort | None = None,
         today: Callable[[], dt.date] = dt.date.today,
         *,
         index_budget_seconds: float = INDEX_BUDGET_SECONDS,
@@ -210,10 +210,10 @@ class WorkspaceMemoryTool(TypedTool[WorkspaceMemoryArgs]):
         note = await refresh_index(self._memory, session.agent_id, root, budget=self._index_budget)
         result = await self._memory.search(session.agent_id, args.query, limit=args.limit)
         lines = [
-            f"{i}. [{hit.category.value}] {hit.origin} (score {hit.score:.3f})\n   {hit.text}"
+            f"{i}. [{hit.category}] {hit.origin} (score {hit.score:.3f})\n   {hit.text}"
             for i, hit in enumerate(result.hits, 1)
         ]
-        header = f"{len(result.hits)} result(s) ({result.mode.value} search)"
+        header = f"{len(result.hits)} result(s) ({result.mode} search)"
         if result.degraded_reason:
             header += f"; degraded: {result.degraded_reason}"
         if note is not None:
@@ -222,13 +222,13 @@ class WorkspaceMemoryTool(TypedTool[WorkspaceMemoryArgs]):
             content="\n".join([header, *lines]),
             structured={
                 "keys": [h.key for h in result.hits],
-                "mode": result.mode.value,
+                "mode": str(result.mode),
                 "hits": [
                     {
                         "key": h.key,
                         "source": h.source,
                         "lines": list(h.lines) if h.lines is not None else None,
-                        "category": h.category.value,
+                        "category": str(h.category),
                         "score": h.score,
                     }
                     for h in result.hits
