@@ -463,6 +463,25 @@ def _one_pass(text: str) -> str:
     return text
 
 
+# ----------------------------------------------------------- for the stream scrubber
+
+
+def rule_patterns() -> tuple[tuple[re.Pattern[str], bool], ...]:
+    """Every rule's pattern, in the order :func:`scrub` applies them, each with whether it
+    is a key/value rule (a match starting at ``:`` or ``=`` counts only after a key)."""
+    return tuple((r.pattern, r.replace is _replace_value) for r in _rules())
+
+
+def key_before(text: str, separator: int) -> bool:
+    """True when a key (``api_key``, ``DB_PASSWORD``) ends just before ``separator``."""
+    return _key_before(text, separator)
+
+
+def registered_literals() -> frozenset[str]:
+    """The literal secret values registered so far (:func:`register_secret`)."""
+    return _literals
+
+
 SHORT_TEXT = 256
 """Texts up to this length are scrubbed once and remembered (:func:`scrub`)."""
 
