@@ -27,7 +27,7 @@ from .tui_support import BEAMCLAW_MODEL, ThreadedFakeLLM, Tmux, write_config, wr
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
-# Longer than [core.agentic_loop] stream_chunk_size (80), so drafts flush before the end.
+# Streamed delta by delta, so the first part shows while the stream is held open.
 STREAMED = "Streaming works: part one arrives before the end. " + "Lorem ipsum dolor sit amet. " * 6
 
 
