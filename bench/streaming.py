@@ -192,7 +192,7 @@ async def _measure(fake_url: str) -> dict[str, Any]:
                         (trace.times[0] - direct.times[0]) * 1000
                     )
     out: dict[str, Any] = {k: round(statistics.median(v), 3) for k, v in rounds.items()}
-    out["stream_coalesce_ms"] = config.core.agentic_loop.stream_coalesce_ms
+    out["stream_coalesce_ms"] = getattr(config.core.agentic_loop, "stream_coalesce_ms", None)
     out["goal_added_ttft_p50_ms"] = 10.0
     out["goal_chunk_ratio"] = 0.9
     out["load_average_1m"] = round(os.getloadavg()[0], 2)
