@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -30,6 +31,11 @@ def _default_providers() -> dict[str, ProviderSettings]:
 
 class AgenticLoopSettings(Section):
     """``[core.agentic_loop]``."""
+
+    replaced_keys: ClassVar[Mapping[str, str]] = {
+        "stream_chunk_size": "replaced by stream_coalesce_ms: streamed text is no longer"
+        " buffered by size"
+    }
 
     max_tool_iterations: int = Field(default=10, ge=1)
     compaction_threshold_pct: int = Field(default=80, ge=1, le=100)
