@@ -156,3 +156,17 @@ def test_a_key_value_waits_only_after_a_key() -> None:
     scrubber = StreamScrubber()
     assert scrubber.feed("Our password: hun") == "Our "  # "password: …" may be a value
     assert scrubber.feed("ter2\n") + scrubber.finish() == "password: [REDACTED]\n"
+
+
+def test_a_long_line_keeps_only_recent_context_and_still_scrubs() -> None:
+    words = ("the quick brown fox jumps over a lazy dog " * 80).split(" ")
+    text = " ".join(words[:400]) + " password: hunter22 and " + " ".join(words[400:])
+    text += " token=abcdef " + SECRETS[10] + " end"
+    assert "\n" not in text and len(text) > 3000
+    whole = scrub(text)
+    out = _stream([text[i : i + 4] for i in range(0, len(text), 4)])
+    released = ""
+    for piece in out:
+        released += piece
+        assert whole.startswith(released)
+    assert released == whole and whole.count("[REDACTED]") == 3

@@ -10,7 +10,8 @@ Mailchimp key, may begin with any lowercase word).
 Invariants: the concatenation of everything released (``feed`` … ``finish``) equals
 ``scrub(whole text)``, and every released prefix is a prefix of it, so no piece ever
 holds a secret or the start of one completed later. Work per piece is proportional to
-the piece plus the current line (lines already released are dropped).
+the piece plus the current line (lines already released are dropped; a line longer
+than 2 KB keeps only its last 512 released characters as context).
 """
 
 from __future__ import annotations
@@ -19,6 +20,12 @@ from functools import lru_cache
 
 from beamclaw_obs.scrub import key_before, registered_literals, rule_patterns, scrub
 from beamclaw_obs.scrub_prefix import PrefixAutomaton
+
+_LONG_LINE = 2048
+"""A line longer than this is cut at a space, keeping :data:`_CONTEXT` characters."""
+_CONTEXT = 512
+"""More than any pattern needs before a match starts (a key before its value, a keyword
+detector's lead-in): what a cut long line keeps of its released text."""
 
 
 def _kv_admit(whole: str, at: int) -> bool:
@@ -90,7 +97,7 @@ class StreamScrubber:
             return ""
         line = self._text[self._line :]
         head = scrub(self._text[self._line : cut])
-        if not final and not scrub(line).startswith(head):
+        if not final and cut < len(self._text) and not scrub(line).startswith(head):
             return ""  # a complete match crosses the cut: wait until it is released whole
         if not head.startswith(self._sent):  # not reached: a released prefix is final
             out = scrub(self._text[self._released : cut])
@@ -101,11 +108,16 @@ class StreamScrubber:
         return out
 
     def _drop_released_lines(self) -> None:
-        """Start the line anew after the last released newline when scrubbing splits there."""
-        nl = self._text.rfind("\n", self._line, self._released)
-        if nl < 0:
+        """Start the line anew after the last released newline (or, in a line longer than
+        :data:`_LONG_LINE`, after a space :data:`_CONTEXT` characters back) when scrubbing
+        splits there."""
+        text = self._text
+        cut = text.rfind("\n", self._line, self._released)
+        if cut < 0 and self._released - self._line > _LONG_LINE:
+            cut = max(text.rfind(" ", self._line, self._released - _CONTEXT), -1)
+        if cut < 0:
             return
-        before = scrub(self._text[self._line : nl + 1])
-        after = scrub(self._text[nl + 1 : self._released])
+        before = scrub(text[self._line : cut + 1])
+        after = scrub(text[cut + 1 : self._released])
         if before + after == self._sent:
-            self._line, self._sent = nl + 1, after
+            self._line, self._sent = cut + 1, after
