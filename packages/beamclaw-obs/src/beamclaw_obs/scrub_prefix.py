@@ -22,6 +22,9 @@ from typing import Any
 _CAP = 100
 """Counted repeats up to this bound are unrolled exactly; larger ones are widened."""
 
+_MEMO = 65536
+"""Characters whose start states are remembered (per automaton; a bound for any text)."""
+
 CharTest = Callable[[str], bool]
 
 
@@ -179,6 +182,10 @@ class PrefixAutomaton:
             self._next[state] = found
         return found
 
+    def can_start(self, c: str) -> bool:
+        """Whether a match may begin with ``c`` (else, with no live thread, nothing to do)."""
+        return bool(self._starts(c))
+
     def _starts(self, c: str) -> tuple[int, ...]:
         """The states a match beginning with ``c`` is in after it (memoised per character)."""
         found = self._first.get(c)
@@ -191,7 +198,9 @@ class PrefixAutomaton:
                 if t(c)
                 for n in self._closed(to)
             }
-            found = self._first[c] = tuple(sorted(states))
+            found = tuple(sorted(states))
+            if len(self._first) < _MEMO:
+                self._first[c] = found
         return found
 
     def advance(self, live: dict[int, int], whole: str, at: int) -> dict[int, int]:

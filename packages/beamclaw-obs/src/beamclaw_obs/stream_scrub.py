@@ -37,6 +37,19 @@ def _automata() -> tuple[PrefixAutomaton, ...]:
     return tuple(PrefixAutomaton(p, _kv_admit if kv else None) for p, kv in rule_patterns())
 
 
+_STARTERS: dict[str, tuple[int, ...]] = {}
+
+
+def _starters(c: str) -> tuple[int, ...]:
+    """Indexes of the automata a match of which may begin with ``c`` (memoised)."""
+    found = _STARTERS.get(c)
+    if found is None:
+        found = tuple(i for i, a in enumerate(_automata()) if a.can_start(c))
+        if len(_STARTERS) < 65536:  # bounded whatever the text
+            _STARTERS[c] = found
+    return found
+
+
 class StreamScrubber:
     """Scrubs a streamed text piece by piece (see the module docstring).
 
@@ -51,7 +64,8 @@ class StreamScrubber:
         self._reset()
 
     def _reset(self) -> None:
-        self._live: list[dict[int, int]] = [{} for _ in self._automata]
+        self._live: dict[int, dict[int, int]] = {}
+        """Automaton index -> its live threads (only automata that have some)."""
         self._text = ""
         self._line = 0
         """Where the current line starts: the text before it is released and dropped."""
@@ -66,12 +80,16 @@ class StreamScrubber:
         start = len(self._text)
         self._text += piece
         whole = self._text
-        for i, automaton in enumerate(self._automata):
-            live = self._live[i]
-            for at in range(start, len(whole)):
-                live = automaton.advance(live, whole, at)
-            self._live[i] = live
-        hold = min((min(t.values()) for t in self._live if t), default=len(whole))
+        automata = self._automata
+        live = self._live
+        for at in range(start, len(whole)):
+            for i in {*live, *_starters(whole[at])}:
+                threads = automata[i].advance(live.get(i, {}), whole, at)
+                if threads:
+                    live[i] = threads
+                else:
+                    live.pop(i, None)
+        hold = min((min(t.values()) for t in live.values()), default=len(whole))
         return self._release(min(hold, self._literal_hold()), final=False)
 
     def finish(self) -> str:
