@@ -320,3 +320,18 @@ def test_short_texts_remembered_are_forgotten_when_secrets_change() -> None:
     assert literal not in scrub(text + " " * 300)  # the long-text path agrees
     forget_secrets()
     assert scrub(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Error: password=hunter2", "Error: password=[REDACTED]"),
+        ("Note: api_key=fakevalue42 end", "Note: api_key=[REDACTED] end"),
+        ("url: https://x.example?token=abcdef", "url: https://x.example?token=[REDACTED]"),
+    ],
+)
+def test_a_key_value_after_a_separator_that_is_not_a_key_is_still_found(
+    text: str, expected: str
+) -> None:
+    # "Error:" is no key, but its would-be value holds a real key=value: look inside it
+    assert scrub(text) == expected

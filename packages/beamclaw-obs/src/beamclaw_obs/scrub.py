@@ -309,9 +309,25 @@ def _key_before(text: str, separator: int) -> bool:
     return False
 
 
+def _values_inside(match: re.Match[str]) -> str:
+    """A separator that follows no key ("Error: password=x"): its would-be value may
+    still hold a key's value. Matched in the whole text, so look-arounds see it all."""
+    text, (start, end) = match.string, match.span()
+    pieces: list[str] = []
+    done = start
+    for inner in match.re.finditer(text, start + 1):
+        if inner.end() > end:
+            break
+        pieces += [text[done : inner.start()], _replace_value(inner)]
+        done = inner.end()
+    pieces.append(text[done:end])
+    return "".join(pieces)
+
+
 def _replace_value(match: re.Match[str]) -> str:
-    if match.group(0)[0] in ":=" and not _key_before(match.string, match.start()):
-        return match.group(0)
+    whole = match.group(0)
+    if whole[0] in ":=" and not _key_before(match.string, match.start()):
+        return _values_inside(match)
     groups = match.groupdict()
     for group in ("dq", "sq", "bare"):
         if groups.get(group) is not None:
