@@ -92,7 +92,7 @@ def _split(text: str, cuts: list[int]) -> list[str]:
 
 @pytest.mark.parametrize("secret", SECRETS, ids=range(len(SECRETS)))
 def test_every_format_split_at_every_point(secret: str) -> None:
-    text = f"Here it is {secret} and more text.\nNext line."
+    text = f"Here it is: {secret} and more text.\nNext line."
     whole = scrub(text)
     assert whole != text  # the case really holds a secret
     for cut in range(0, len(text) + 1, 3):

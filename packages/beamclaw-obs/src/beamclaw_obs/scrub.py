@@ -309,25 +309,9 @@ def _key_before(text: str, separator: int) -> bool:
     return False
 
 
-def _values_inside(match: re.Match[str]) -> str:
-    """A separator that follows no key ("Error: password=x"): its would-be value may
-    still hold a key's value. Matched in the whole text, so look-arounds see it all."""
-    text, (start, end) = match.string, match.span()
-    pieces: list[str] = []
-    done = start
-    for inner in match.re.finditer(text, start + 1):
-        if inner.end() > end:
-            break
-        pieces += [text[done : inner.start()], _replace_value(inner)]
-        done = inner.end()
-    pieces.append(text[done:end])
-    return "".join(pieces)
-
-
 def _replace_value(match: re.Match[str]) -> str:
-    whole = match.group(0)
-    if whole[0] in ":=" and not _key_before(match.string, match.start()):
-        return _values_inside(match)
+    if match.group(0)[0] in ":=" and not _key_before(match.string, match.start()):
+        return match.group(0)
     groups = match.groupdict()
     for group in ("dq", "sq", "bare"):
         if groups.get(group) is not None:
@@ -449,18 +433,40 @@ def _line_spans(text: str, haystack: str, triggers: frozenset[str]) -> list[tupl
     return sorted(spans)
 
 
+def _sub_values(pattern: re.Pattern[str], text: str) -> str:
+    """``pattern.sub(_replace_value, text)``, except that a separator following no key
+    does not swallow what comes after it: the search resumes one character later, so
+    ``Error: password=hunter2`` and ``note: token: abc`` still find the key's value."""
+    pieces: list[str] = []
+    done = pos = 0
+    while (match := pattern.search(text, pos)) is not None:
+        if match.group(0)[0] in ":=" and not _key_before(text, match.start()):
+            pos = match.start() + 1
+            continue
+        pieces += [text[done : match.start()], _replace_value(match)]
+        done = pos = max(match.end(), match.start() + 1)
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+def _sub(rule: _Rule, text: str) -> str:
+    if rule.replace is _replace_value:
+        return _sub_values(rule.pattern, text)
+    return rule.pattern.sub(rule.replace, text)
+
+
 def _apply(rule: _Rule, text: str, folded: str) -> str:
     haystack = folded if rule.fold else text
     for options in rule.triggers:
         if not any(t in haystack for t in options):
             return text
     if not rule.per_line or not rule.triggers or len(haystack) != len(text):
-        return rule.pattern.sub(rule.replace, text)
+        return _sub(rule, text)
     pieces: list[str] = []
     done = 0
     for start, end in _line_spans(text, haystack, rule.triggers[0]):
         pieces.append(text[done:start])
-        pieces.append(rule.pattern.sub(rule.replace, text[start:end]))
+        pieces.append(_sub(rule, text[start:end]))
         done = end
     pieces.append(text[done:])
     return "".join(pieces)
