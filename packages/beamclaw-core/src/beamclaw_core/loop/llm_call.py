@@ -4,7 +4,8 @@ Streamed (:func:`stream_llm`) while someone wants drafts, else one non-streaming
 (:func:`complete_llm`); both end in the same final event. Streamed text is forwarded as
 it arrives: a :class:`~beamclaw_obs.StreamScrubber` holds back only a tail that could
 still grow into a secret, and drafts are coalesced by time alone (at most one per
-``coalesce_seconds``), never by size. The drafts join to exactly the scrubbed visible text.
+``coalesce_seconds``), never by size. The drafts join to the scrubbed visible text (all
+of it but a last ``<…`` that could have opened a thinking tag: the final event has it).
 The final message is scrubbed, its tool calls recovered by the fallback parser when the
 provider sent none natively, and its cost priced when the provider reported none.
 """
@@ -77,7 +78,8 @@ class _Drafts:
         self._send()
 
     def close(self) -> None:
-        """Drop the pending timer (the stream failed: its text never becomes a draft)."""
+        """Cancel the pending timer: the stream is over (:meth:`flush` then posts what is
+        left) or failed (its held text never becomes a draft)."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
