@@ -28,6 +28,7 @@ from beamclaw_obs.metrics_backend import MetricsBackend
 from beamclaw_obs.scrub import REDACTED, forget_secrets, register_secret, scrub, scrub_value
 from beamclaw_obs.secrets import Secret
 from beamclaw_obs.settings import ObsSettings
+from beamclaw_obs.stream_scrub import StreamScrubber
 from beamclaw_obs.supervisor import (
     Backoff,
     ChildSpec,
@@ -65,6 +66,7 @@ __all__ = [
     "Restart",
     "Secret",
     "Section",
+    "StreamScrubber",
     "Supervisor",
     "SupervisorError",
     "__version__",

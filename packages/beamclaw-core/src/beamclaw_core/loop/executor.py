@@ -104,7 +104,8 @@ class LoopDeps:
     spawn: Callable[[fx.SpawnSubAgents], Awaitable[None]] | None = None
     cancel_children: Callable[[tuple[str, ...]], Awaitable[None]] | None = None
     submit: Callable[[str, bool], None] | None = None
-    chunk_size: int = 80
+    stream_coalesce_seconds: float = 0.005
+    """Streamed text goes out at most once per this many seconds (0 = every delta)."""
     live: Callable[[], bool] = lambda: True
     """Asked before each LLM call: does anyone want its text as it streams? If not, the
     call is one non-streaming request (no drafts)."""
@@ -338,7 +339,12 @@ class TurnExecutor:
         try:
             if d.live():
                 event = await stream_llm(
-                    d.provider, messages, tools, chunk_size=d.chunk_size, post=post, model=d.model
+                    d.provider,
+                    messages,
+                    tools,
+                    coalesce_seconds=d.stream_coalesce_seconds,
+                    post=post,
+                    model=d.model,
                 )
             else:
                 event = await complete_llm(d.provider, messages, tools, model=d.model)

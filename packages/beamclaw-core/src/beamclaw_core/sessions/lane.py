@@ -524,7 +524,7 @@ class SessionLane:
             spawn=spawn,
             cancel_children=rt.cancel_children,
             submit=submit,
-            chunk_size=rt.settings.agentic_loop.stream_chunk_size,
+            stream_coalesce_seconds=rt.settings.agentic_loop.stream_coalesce_ms / 1000,
             live=self.bus.wants_drafts,
             context_window=window,
             on_effect=rt.on_effect,
