@@ -54,9 +54,13 @@ class BeamclawConfig(BeamclawSettingsBase):
     core: CoreSettings = Field(default_factory=CoreSettings)
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
     gateway: GatewaySettings = Field(default_factory=GatewaySettings)
-    agents: dict[str, AgentSettings] = Field(default_factory=dict[str, AgentSettings])
-    """``[agents.<id>]``: an agent's own provider, model and autonomy level (tool
-    allow/deny: ``[tools.agents.<id>]``); unset keys and unlisted agents use ``[core]``."""
+    agents: dict[str, AgentSettings] = Field(
+        default_factory=dict[str, AgentSettings],
+        description=(
+            "Per-agent provider, model and autonomy level (tool allow/deny: "
+            "``[tools.agents.<id>]``); unset keys and agents not listed use ``[core]``."
+        ),
+    )
 
 
 def load_config(path: Path | None = None) -> LoadedConfig[BeamclawConfig]:
