@@ -100,3 +100,26 @@ def test_agents_load_from_the_top_level_table(beamclaw_home: Path) -> None:
     assert agents["heartbeat"] == AgentSettings(provider="openai", model="gpt-4o-mini")
     assert agents["reader"].autonomy_level is Autonomy.READ_ONLY
     assert agents["reader"].provider is None
+
+
+async def test_agents_share_one_chain_per_provider_and_model_until_closed() -> None:
+    from beamclaw_gateway.composition import ProviderCache
+
+    config = quiet_config()
+    config.core.default_provider = "openai"
+    config.agents = {
+        "same": AgentSettings(autonomy_level=Autonomy.FULL),
+        "mini": AgentSettings(model="gpt-4o-mini"),
+        "mini2": AgentSettings(provider="openai", model="gpt-4o-mini"),
+        "routed": AgentSettings(provider="openrouter"),
+    }
+    cache = ProviderCache(config.core, config.agents)
+    default = cache("default")
+    assert cache("same") is default
+    assert cache("unlisted") is default
+    assert cache("mini") is cache("mini2") is not default
+    assert (default.model, cache("mini").model) == ("gpt-4o", "gpt-4o-mini")
+    assert cache("routed").model == "anthropic/claude-sonnet-4-5"
+    assert len(cache.built) == 3
+    await cache.close()
+    assert cache.built == {}
