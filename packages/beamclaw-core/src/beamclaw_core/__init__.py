@@ -7,6 +7,12 @@ configuration; agent workspaces. Subpackages (``providers``, ``loop``, ``session
 ``testing``) export more.
 """
 
+from beamclaw_core.agent_settings import (
+    AgentProfile,
+    AgentSettings,
+    agent_profile,
+    unknown_agent_providers,
+)
 from beamclaw_core.api import Core
 from beamclaw_core.errors import BeamclawCoreError
 from beamclaw_core.loop import (
@@ -87,6 +93,8 @@ __all__ = [
     "Accepted",
     "AgentExistsError",
     "AgentNotFoundError",
+    "AgentProfile",
+    "AgentSettings",
     "AgenticLoopSettings",
     "ApprovalRequested",
     "ApprovalResolved",
@@ -137,6 +145,7 @@ __all__ = [
     "WorkspaceError",
     "WorkspacePrompt",
     "__version__",
+    "agent_profile",
     "build_provider",
     "build_provider_chain",
     "build_system_prompt",
@@ -151,4 +160,5 @@ __all__ = [
     "rehatch_agent",
     "show_agent",
     "transition",
+    "unknown_agent_providers",
 ]
