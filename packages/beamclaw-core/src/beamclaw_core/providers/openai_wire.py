@@ -34,6 +34,7 @@ from beamclaw_core.providers.classify import (
     safe_text,
     stream_json_object,
 )
+from beamclaw_core.providers.memo import MessageMemo
 from beamclaw_core.providers.sse import ServerSentEvent
 from beamclaw_tools import ImagePart, TextPart, ToolCall, ToolDef
 
@@ -84,6 +85,10 @@ def to_openai_message(message: Message) -> dict[str, Any]:
         else:
             parts.append({"type": "image_url", "image_url": {"url": image_data_url(part)}})
     return {"role": role.value, "content": parts}
+
+
+openai_message_memo = MessageMemo(to_openai_message)
+""":func:`to_openai_message` of each message, derived once (shared: never mutate it)."""
 
 
 def to_openai_tool(tool: ToolDef) -> dict[str, Any]:
