@@ -104,10 +104,11 @@ def _assistant_content(message: Message) -> list[dict[str, Any]]:
     return out
 
 
-def anthropic_turn(message: Message) -> tuple[str, list[dict[str, Any]]] | None:
-    """The role and content blocks of one non-system message (None: it sends nothing)."""
+def anthropic_turn(message: Message) -> tuple[str, list[dict[str, Any]]]:
+    """The role and content blocks of one message (no blocks: it sends nothing here;
+    system messages go to :func:`system_blocks`)."""
     if message.role is Role.SYSTEM:
-        return None
+        return "system", []
     if message.role is Role.TOOL:
         role = "user"
         blocks: list[dict[str, Any]] = [
@@ -124,7 +125,7 @@ def anthropic_turn(message: Message) -> tuple[str, list[dict[str, Any]]] | None:
     else:
         role = "user"
         blocks = _user_content(message)
-    return (role, blocks) if blocks else None
+    return role, blocks
 
 
 anthropic_turn_memo = MessageMemo(anthropic_turn)
@@ -135,18 +136,16 @@ list before extending it, never mutate a block)."""
 def to_anthropic_messages(
     messages: list[Message],
     *,
-    turn_of: Callable[[Message], tuple[str, list[dict[str, Any]]] | None] = anthropic_turn_memo,
+    turn_of: Callable[[Message], tuple[str, list[dict[str, Any]]]] = anthropic_turn_memo,
 ) -> list[dict[str, Any]]:
     """Non-system messages as alternating user/assistant turns of content blocks.
 
     ``turn_of``: each message's blocks (memoised by default; the same blocks either way).
     """
     turns: list[dict[str, Any]] = []
-    for m in messages:
-        turn = turn_of(m)
-        if turn is None:
+    for role, blocks in map(turn_of, messages):
+        if not blocks:
             continue
-        role, blocks = turn
         if turns and turns[-1]["role"] == role:
             turns[-1]["content"].extend(blocks)
         else:

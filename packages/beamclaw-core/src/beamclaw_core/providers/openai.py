@@ -49,7 +49,7 @@ class OpenAIProvider(HttpProvider):
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": model,
-            "messages": [openai_message_memo(m) for m in messages],
+            "messages": openai_message_memo.many(messages),
             "stream": stream,
         }
         if stream and self.settings.include_stream_usage:

@@ -75,7 +75,7 @@ def estimate_tool_tokens(tool: ToolDef) -> int:
 
 def estimate_prompt_tokens(messages: Sequence[Message], tools: Sequence[ToolDef] = ()) -> int:
     """Tokens of a whole request: every message plus every tool definition."""
-    total = sum(estimate_message_tokens(m) for m in messages)
+    total = sum(message_tokens_memo.many(messages))
     return total + sum(estimate_tool_tokens(tool) for tool in tools)
 
 
