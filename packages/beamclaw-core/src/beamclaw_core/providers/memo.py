@@ -10,7 +10,8 @@ Invariants:
   afresh (correct either way, since derivation is pure).
 * An entry lives exactly as long as its message: a weak reference drops it when the
   message is collected (a view dropped on compaction takes its forms with it), so the
-  memo never keeps a message alive and never grows beyond the messages in memory.
+  memo never grows beyond the messages in memory. It keeps alive only the last list
+  :meth:`MessageMemo.many` mapped (until the next call).
 * A memoised value is shared between requests: callers must not mutate it (copy the
   containers they extend).
 """
@@ -54,6 +55,8 @@ class MessageMemo(Generic[T]):
         self._refs: dict[int, weakref.ref[Message]] = {}
         self._derived = 0
         self._reused = 0
+        self._last_messages: list[Message] = []
+        self._last_out: list[T] = []
 
     def __call__(self, message: Message) -> T:
         key = id(message)
@@ -63,16 +66,29 @@ class MessageMemo(Generic[T]):
         return self._add(message)
 
     def many(self, messages: Sequence[Message]) -> list[T]:
-        """``[self(m) for m in messages]``, at C speed for the messages already seen."""
+        """``[self(m) for m in messages]``, at C speed for the messages already seen.
+
+        The last list mapped is remembered (its messages held): a list that extends it
+        (the next request of the same conversation) reuses its values after one C-level
+        list comparison (identity first; an equal but distinct message has equal
+        derived forms anyway, derivation being pure) and looks up only what is new.
+        """
+        listed = list(messages)
+        known = len(self._last_messages)
+        if known and listed[:known] == self._last_messages:
+            out = self._last_out[:known] + self._lookup(listed[known:])
+        else:
+            out = self._lookup(listed)
+        self._last_messages, self._last_out = listed, out
+        return out
+
+    def _lookup(self, messages: Sequence[Message]) -> list[T]:
         values = self._values
         out: list[T | object] = list(map(values.get, map(id, messages), repeat(_MISSING)))
         misses = list(compress(range(len(out)), map(is_, out, repeat(_MISSING))))
         for i in misses:
-            out[i] = (
-                self._values[id(messages[i])]
-                if id(messages[i]) in values
-                else self._add(messages[i])
-            )
+            key = id(messages[i])
+            out[i] = values[key] if key in values else self._add(messages[i])
         self._reused += len(out) - len(misses)
         return cast("list[T]", out)
 
