@@ -12,7 +12,9 @@ both timings.
 
 Reported: ``added_p50_early_ms`` (turns 20-120), ``added_p50_late_ms`` (turns
 ``TURNS``-100..``TURNS``), ``late_vs_early`` (their ratio; the goal is <= 1.2), the same
-for the gateway turn and the direct replay alone, and the upstream body size at the end.
+for the gateway turn and the direct replay alone, the same comparison in this process's
+CPU time (``added_cpu_*``: steadier than wall-clock time when other work shares the
+cores), and the upstream body size at the end.
 Opt-in (``python -m bench history``): it drives 1,000 turns.
 """
 
@@ -53,28 +55,39 @@ async def _measure(fake_url: str, last_request: Callable[[], bytes]) -> dict[str
     direct_url = f"{fake_url}/chat/completions"
     via: list[float] = []
     direct: list[float] = []
+    via_cpu: list[float] = []
+    direct_cpu: list[float] = []
     size = 0
     async with live_gateway(None, bench_config(fake_url)) as gw, _client() as client:
         gw_url = f"{gw.base_url}/v1/chat/completions"
         core = gw.runtime.core
         session = "bench-history"
         for _ in range(TURNS):
+            cpu = time.process_time()
             via.append(await _post(client, gw_url, GW_BODY, session))
+            via_cpu.append(time.process_time() - cpu)
             await core.flush_indexing()
             body = await asyncio.to_thread(last_request)
             size = len(body)
+            cpu = time.process_time()
             direct.append(await _replay(client, direct_url, body))
+            direct_cpu.append(time.process_time() - cpu)
 
     def p50(values: list[float], window: tuple[int, int]) -> float:
         return statistics.median(values[window[0] - 1 : window[1]]) * 1000
 
     added = [v - d for v, d in zip(via, direct, strict=True)]
     early, late = p50(added, EARLY), p50(added, LATE)
+    added_cpu = [v - d for v, d in zip(via_cpu, direct_cpu, strict=True)]
+    cpu_early, cpu_late = p50(added_cpu, EARLY), p50(added_cpu, LATE)
     return {
         "turns": TURNS,
         "added_p50_early_ms": round(early, 3),
         "added_p50_late_ms": round(late, 3),
         "late_vs_early": round(late / early, 2) if early > 0 else float("nan"),
+        "added_cpu_p50_early_ms": round(cpu_early, 3),
+        "added_cpu_p50_late_ms": round(cpu_late, 3),
+        "cpu_late_vs_early": round(cpu_late / cpu_early, 2) if cpu_early > 0 else float("nan"),
         "gateway_p50_early_ms": round(p50(via, EARLY), 3),
         "gateway_p50_late_ms": round(p50(via, LATE), 3),
         "direct_p50_early_ms": round(p50(direct, EARLY), 3),
