@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import json
 
+import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -67,11 +68,11 @@ def _dumps(value: object) -> str:
 @settings(max_examples=150, deadline=None)
 @given(_histories)
 def test_memoised_forms_equal_fresh_ones_byte_for_byte(history: list[Message]) -> None:
-    fresh = _dumps([to_openai_message(m) for m in history])
+    fresh = orjson.dumps({"messages": [to_openai_message(m) for m in history]})
     for _ in range(2):  # the second pass is served from the memos
-        assert _dumps([openai_message_memo(m) for m in history]) == fresh
+        assert orjson.dumps({"messages": [openai_message_memo(m) for m in history]}) == fresh
         for cut in (len(history) // 2, len(history), 0):  # extending, then not
-            assert _dumps(openai_message_memo.many(history[:cut])) == _dumps(
+            assert orjson.dumps(openai_message_memo.many(history[:cut])) == orjson.dumps(
                 [to_openai_message(m) for m in history[:cut]]
             )
         assert _dumps(to_anthropic_messages(history)) == _dumps(

@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
+
 from beamclaw_core.messages import Message, Role, Usage
 from beamclaw_core.parsing import IdFactory, canonical_args
 from beamclaw_core.providers.base import (
@@ -87,8 +89,15 @@ def to_openai_message(message: Message) -> dict[str, Any]:
     return {"role": role.value, "content": parts}
 
 
-openai_message_memo = MessageMemo(to_openai_message)
-""":func:`to_openai_message` of each message, derived once (shared: never mutate it)."""
+def encoded_openai_message(message: Message) -> orjson.Fragment:
+    """:func:`to_openai_message`, already encoded: ``orjson.dumps`` of a request
+    embeds it verbatim, byte for byte what encoding the dict there would give."""
+    return orjson.Fragment(orjson.dumps(to_openai_message(message)))
+
+
+openai_message_memo = MessageMemo(encoded_openai_message)
+""":func:`encoded_openai_message` of each message, derived once: a request about a long
+history neither rebuilds nor re-encodes the messages it sent before."""
 
 
 def to_openai_tool(tool: ToolDef) -> dict[str, Any]:
