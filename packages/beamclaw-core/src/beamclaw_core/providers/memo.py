@@ -59,11 +59,11 @@ class MessageMemo(Generic[T]):
         self._last_out: list[T] = []
 
     def __call__(self, message: Message) -> T:
-        key = id(message)
-        if key in self._values:
-            self._reused += 1
-            return self._values[key]
-        return self._add(message)
+        value = self._values.get(id(message), _MISSING)
+        if value is _MISSING:
+            return self._add(message)
+        self._reused += 1
+        return cast("T", value)
 
     def many(self, messages: Sequence[Message]) -> list[T]:
         """``[self(m) for m in messages]``, at C speed for the messages already seen.
@@ -87,8 +87,8 @@ class MessageMemo(Generic[T]):
         out: list[T | object] = list(map(values.get, map(id, messages), repeat(_MISSING)))
         misses = list(compress(range(len(out)), map(is_, out, repeat(_MISSING))))
         for i in misses:
-            key = id(messages[i])
-            out[i] = values[key] if key in values else self._add(messages[i])
+            value = values.get(id(messages[i]), _MISSING)  # listed twice, or a race
+            out[i] = self._add(messages[i]) if value is _MISSING else value
         self._reused += len(out) - len(misses)
         return cast("list[T]", out)
 
@@ -99,8 +99,8 @@ class MessageMemo(Generic[T]):
         values, refs = self._values, self._refs
 
         def forget(ref: weakref.ref[Message], key: int = key) -> None:
-            if refs.get(key) is ref:
-                del refs[key]
+            if refs.get(key) is ref:  # (pop: a callback may run on any thread)
+                refs.pop(key, None)
                 values.pop(key, None)
 
         refs[key] = weakref.ref(message, forget)
