@@ -32,6 +32,7 @@ from loguru import logger
 from beamclaw_core.loop import effects as fx
 from beamclaw_core.loop.context import LoopContext
 from beamclaw_core.loop.errors import IllegalTransition
+from beamclaw_core.loop.history import HistoryRepair
 from beamclaw_core.loop.inputs import (
     ApprovalDecision,
     CompactionDone,
@@ -60,6 +61,9 @@ class ViewCache:
     """The conversation's LLM view, kept in memory and extended on every commit.
 
     ``new``: the conversation was just created, so its view is known to be empty.
+    The view's repaired history is kept with it and repaired only for the messages
+    appended since the last request; both are dropped together by :meth:`invalidate`
+    (compaction), so what they derive never outlives the messages it came from.
     """
 
     def __init__(
@@ -68,11 +72,20 @@ class ViewCache:
         self._store = store
         self._id = conversation_id
         self._view: View | None = View(None, [], 1) if new else None
+        self._repair = HistoryRepair()
 
     async def get(self) -> View:
         if self._view is None:
             self._view = await self._store.view(self._id)
+            self._repair = HistoryRepair()
         return self._view
+
+    async def history(self) -> list[Message]:
+        """``repair_history`` of the view's messages, fed only what is new to it."""
+        view = await self.get()
+        if self._repair.fed > len(view.messages):  # shrunk behind our back: start over
+            self._repair = HistoryRepair()
+        return self._repair.feed(view.messages[self._repair.fed :]).result()
 
     def extend(self, messages: list[Message]) -> None:
         if self._view is not None:
@@ -320,7 +333,7 @@ class TurnExecutor:
     async def _request(self) -> tuple[list[Message], tuple[ToolDef, ...]]:
         d = self.deps
         view = await d.view.get()
-        messages = request_messages(await d.system_prompt(d.session), view)
+        messages = request_messages(await d.system_prompt(d.session), view, await d.view.history())
         tools: list[ToolDef] = []
         if d.tools is not None:
             tools.extend(d.tools.definitions(d.tool_policy))
