@@ -53,6 +53,16 @@ class ProviderError(BeamclawCoreError):
         super().__init__(f"{prefix}{kind.value}: {message}")
 
 
+class UpstreamError(ProviderError):
+    """The transport failed (refused, timed out, cut mid-response): raised by the
+    :class:`~beamclaw_core.providers.http_client.Upstream` seam on either transport, kind
+    ``NETWORK``; the provider re-raises it as a ``ProviderError`` naming itself and the model.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(ErrorKind.NETWORK, message)
+
+
 class ProviderConfigError(ProviderError):
     """A provider's configuration cannot work (missing model, bad base URL, unknown kind).
 

@@ -44,11 +44,11 @@ from beamclaw_core.providers.base import (
     StreamChunk,
     TextDelta,
     ToolCallDelta,
+    UpstreamError,
     UsageChunk,
 )
 from beamclaw_core.providers.classify import (
     describe_body,
-    describe_transport_error,
     kind_for_status,
     parse_retry_after,
     safe_text,
@@ -363,10 +363,8 @@ class HttpProvider(ABC):
     async def _send(self, body: dict[str, Any], key: str | None) -> UpstreamResponse:
         try:
             resp = await self._upstream.post(self._url, orjson.dumps(body), self._headers_for(key))
-        except httpx.HTTPError as e:
-            raise self._error(
-                ErrorKind.NETWORK, safe_text(describe_transport_error(e), key), body.get("model")
-            ) from e
+        except UpstreamError as e:
+            raise self._error(e.kind, safe_text(e.message, key), body.get("model")) from e
         if resp.status_code >= 400:
             try:
                 raw = await self._read_body(resp, key, body.get("model"))
@@ -414,11 +412,9 @@ class HttpProvider(ABC):
                         status=resp.status_code,
                     )
                 parts.append(part)
-        except httpx.HTTPError as e:
+        except UpstreamError as e:
             raise self._error(
-                ErrorKind.NETWORK,
-                safe_text(describe_transport_error(e), key),
-                model if isinstance(model, str) else None,
+                e.kind, safe_text(e.message, key), model if isinstance(model, str) else None
             ) from e
         return b"".join(parts)
 
@@ -459,10 +455,8 @@ class HttpProvider(ABC):
                 raise self._error(
                     ErrorKind.NETWORK, f"the stream stalled: {what} exceeded", model
                 ) from e
-            except httpx.HTTPError as e:
-                raise self._error(
-                    ErrorKind.NETWORK, safe_text(describe_transport_error(e), key), model
-                ) from e
+            except UpstreamError as e:
+                raise self._error(e.kind, safe_text(e.message, key), model) from e
             size += len(part)
             if size > limit:
                 raise self._error(
