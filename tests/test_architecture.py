@@ -96,6 +96,15 @@ def test_import_contracts_hold() -> None:
     assert "0 broken" in r.stdout
 
 
+def test_the_machine_is_pure_without_an_indirect_import_allowance() -> None:
+    """The purity contract checks what the machine reaches through its imports too: it
+    imports only leaf value modules (messages, kinds, beamclaw_tools.types)."""
+    with (ROOT / "pyproject.toml").open("rb") as fh:
+        contracts = tomllib.load(fh)["tool"]["importlinter"]["contracts"]
+    (pure,) = [c for c in contracts if c["name"].startswith("The loop machine is pure")]
+    assert not pure.get("allow_indirect_imports", False)
+
+
 def test_upward_import_breaks_the_contract(tmp_path: Path) -> None:
     paths: list[str] = []
     for name in LAYERS:
