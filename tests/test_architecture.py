@@ -96,6 +96,15 @@ def test_import_contracts_hold() -> None:
     assert "0 broken" in r.stdout
 
 
+def test_the_machine_is_pure_without_an_indirect_import_allowance() -> None:
+    """The purity contract checks what the machine reaches through its imports too: it
+    imports only leaf value modules (messages, kinds, beamclaw_tools.types)."""
+    with (ROOT / "pyproject.toml").open("rb") as fh:
+        contracts = tomllib.load(fh)["tool"]["importlinter"]["contracts"]
+    (pure,) = [c for c in contracts if c["name"].startswith("The loop machine is pure")]
+    assert not pure.get("allow_indirect_imports", False)
+
+
 def test_upward_import_breaks_the_contract(tmp_path: Path) -> None:
     paths: list[str] = []
     for name in LAYERS:
@@ -147,3 +156,41 @@ def test_public_api_is_curated(name: str) -> None:
     project = _pyproject(name)["project"]
     assert isinstance(project, dict)
     assert module.__version__ == project["version"]
+
+
+_TREE_ROOTS = {
+    "obs": "BeamclawObsError",
+    "memory": "BeamclawMemoryError",
+    "tools": "BeamclawToolsError",
+    "sandbox": "BeamclawSandboxError",
+    "mcp": "BeamclawMCPError",
+    "core": "BeamclawCoreError",
+    "scheduler": "BeamclawSchedulerError",
+    "gateway": "BeamclawGatewayError",
+    "cli": "BeamclawCliError",
+}
+
+
+@pytest.mark.parametrize("name", LAYERS)
+def test_every_exception_joins_its_packages_error_tree(name: str) -> None:
+    """Each exception class a package defines descends from that package's one root error.
+
+    Module-private signals (``_Name``) never leave their module and are exempt.
+    """
+    import importlib
+    import inspect
+    import pkgutil
+
+    package = importlib.import_module(f"beamclaw_{name}")
+    root = getattr(package, _TREE_ROOTS[name])
+    strays: list[str] = []
+    for info in pkgutil.walk_packages(package.__path__, f"beamclaw_{name}."):
+        if ".migrations" in info.name or info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            private = cls.__name__.startswith("_")
+            mine = cls.__module__ == info.name and not private
+            if mine and issubclass(cls, BaseException) and not issubclass(cls, root):
+                strays.append(f"{info.name}.{cls.__qualname__}")
+    assert strays == [], f"outside the beamclaw_{name} error tree: {strays}"

@@ -20,6 +20,7 @@ from beamclaw_core.providers.base import (
     StreamChunk,
     TextDelta,
     ToolCallDelta,
+    UpstreamError,
     UsageChunk,
 )
 from beamclaw_core.providers.classify import is_context_overflow, parse_retry_after
@@ -87,6 +88,7 @@ __all__ = [
     "TextDelta",
     "ToolCallDelta",
     "Upstream",
+    "UpstreamError",
     "UpstreamResponse",
     "UsageChunk",
     "build_provider",
