@@ -96,6 +96,15 @@ def test_import_contracts_hold() -> None:
     assert "0 broken" in r.stdout
 
 
+def test_the_machine_is_pure_without_an_indirect_import_allowance() -> None:
+    """The purity contract checks what the machine reaches through its imports too: it
+    imports only leaf value modules (messages, kinds, beamclaw_tools.types)."""
+    with (ROOT / "pyproject.toml").open("rb") as fh:
+        contracts = tomllib.load(fh)["tool"]["importlinter"]["contracts"]
+    (pure,) = [c for c in contracts if c["name"].startswith("The loop machine is pure")]
+    assert not pure.get("allow_indirect_imports", False)
+
+
 def test_upward_import_breaks_the_contract(tmp_path: Path) -> None:
     paths: list[str] = []
     for name in LAYERS:
@@ -147,3 +156,80 @@ def test_public_api_is_curated(name: str) -> None:
     project = _pyproject(name)["project"]
     assert isinstance(project, dict)
     assert module.__version__ == project["version"]
+
+
+_TREE_ROOTS = {
+    "obs": "BeamclawObsError",
+    "memory": "BeamclawMemoryError",
+    "tools": "BeamclawToolsError",
+    "sandbox": "BeamclawSandboxError",
+    "mcp": "BeamclawMCPError",
+    "core": "BeamclawCoreError",
+    "scheduler": "BeamclawSchedulerError",
+    "gateway": "BeamclawGatewayError",
+    "cli": "BeamclawCliError",
+}
+
+
+@pytest.mark.parametrize("name", LAYERS)
+def test_every_exception_joins_its_packages_error_tree(name: str) -> None:
+    """Each exception class a package defines descends from that package's one root error.
+
+    Module-private signals (``_Name``) never leave their module and are exempt.
+    """
+    import importlib
+    import inspect
+    import pkgutil
+
+    package = importlib.import_module(f"beamclaw_{name}")
+    root = getattr(package, _TREE_ROOTS[name])
+    strays: list[str] = []
+    for info in pkgutil.walk_packages(package.__path__, f"beamclaw_{name}."):
+        if ".migrations" in info.name or info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            private = cls.__name__.startswith("_")
+            mine = cls.__module__ == info.name and not private
+            if mine and issubclass(cls, BaseException) and not issubclass(cls, root):
+                strays.append(f"{info.name}.{cls.__qualname__}")
+    assert strays == [], f"outside the beamclaw_{name} error tree: {strays}"
+
+
+def _lazy_maps() -> list[tuple[Path, set[str], set[str]]]:
+    """(``__init__.py``, names imported under TYPE_CHECKING, names in its lazy map) of every
+    package module that uses ``lazy_exports``."""
+    import ast
+
+    found: list[tuple[Path, set[str], set[str]]] = []
+    for init in sorted(ROOT.glob("packages/*/src/*/**/__init__.py")):
+        source = init.read_text()
+        if "lazy_exports(" not in source:
+            continue
+        typed: set[str] = set()
+        mapped: set[str] = set()
+        for node in ast.parse(source).body:
+            if not (isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"):
+                continue
+            for stmt in node.body:
+                if isinstance(stmt, ast.ImportFrom):
+                    typed |= {a.asname or a.name for a in stmt.names}
+            for stmt in node.orelse:
+                for sub in ast.walk(stmt):
+                    if isinstance(sub, ast.Tuple):
+                        mapped |= {
+                            e.value
+                            for e in sub.elts
+                            if isinstance(e, ast.Constant) and isinstance(e.value, str)
+                        }
+        found.append((init, typed, mapped))
+    return found
+
+
+def test_lazy_exports_match_their_typed_imports() -> None:
+    """A name pyright sees under TYPE_CHECKING must be in the lazy map (else it type-checks
+    but fails on first use), and the map names nothing the typed imports do not."""
+    maps = _lazy_maps()
+    assert maps, "no package uses lazy_exports"
+    for init, typed, mapped in maps:
+        assert typed == mapped, (init, sorted(typed - mapped), sorted(mapped - typed))

@@ -248,7 +248,7 @@ async def test_every_event_type_is_emitted_and_metrics_count() -> None:
             emb.status = 500
             config = gateway_config(llm, emb)
             metrics = await _first_gateway(config, recorder, router)
-            config.gateway.rate_limit.per_ip = "2/minute"
+            config.gateway.rate_limit.per_token = "2/minute"  # its requests carry the token
             config.mcp = MCPSettings()
             assert await _second_gateway(config, recorder) == [200, 200, 429]
         get_emitter().flush()

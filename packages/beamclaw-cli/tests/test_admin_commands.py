@@ -149,3 +149,42 @@ def test_doctor_claims_no_sandbox_and_refuses_enabling_it(
     assert "[fail] config:" in refused.stdout
     assert "sandbox.enabled = true: the Docker sandbox is not available yet" in refused.stdout
     assert "container" not in refused.stdout
+
+
+AGENTS_CONFIG = (
+    '[core]\ndefault_provider = "local"\n'
+    '[core.providers.local]\nkind = "openai"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'
+    '[core.providers.keyed]\nkind = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n'
+    'model = "big"\napi_key = { env = "BEAMCLAW_TEST_UNSET_KEY" }\n'
+    '[agents.scout]\nmodel = "m-small"\nautonomy_level = "read_only"\n'
+    '[agents.paid]\nprovider = "keyed"\n'
+)
+
+
+def test_agent_show_reports_the_agents_provider_model_and_autonomy(
+    run_cli: Run, beamclaw_home: Path
+) -> None:
+    _write_config(beamclaw_home, AGENTS_CONFIG)
+    assert run_cli("agent", "create", "scout").returncode == 0
+    assert run_cli("agent", "create", "other").returncode == 0
+    shown = json.loads(run_cli("agent", "show", "scout", "--json").stdout)
+    assert (shown["provider"], shown["model"], shown["autonomy_level"]) == (
+        "local",
+        "m-small",
+        "read_only",
+    )
+    other = run_cli("agent", "show", "other")
+    assert "provider local, model m, autonomy supervised (the [core] defaults)" in other.stdout
+
+
+def test_doctor_checks_each_agents_provider(run_cli: Run, beamclaw_home: Path) -> None:
+    _write_config(beamclaw_home, AGENTS_CONFIG)
+    r = run_cli("doctor", "--offline")
+    assert r.returncode == 1, r.stdout
+    assert "[ok] agent scout: provider local, model m-small, autonomy read_only" in r.stdout
+    assert "[fail] agent paid: provider keyed, model big, autonomy supervised: key" in r.stdout
+    _write_config(beamclaw_home, '[agents.scout]\nprovider = "nope"\n')
+    bad = run_cli("doctor", "--offline")
+    assert bad.returncode == 1
+    assert "[fail] config:" in bad.stdout
+    assert "agents.scout.provider = 'nope': no [core.providers.nope] section" in bad.stdout

@@ -93,3 +93,37 @@ async def test_pilot_queue_status_denied_approval_history_and_ctrl_d(beamclaw_ho
             await backend.close()
     saved = (beamclaw_home / "tui_history").read_text().splitlines()
     assert saved == ['"first"', '"second"', '"/status"', '"write it"']
+
+
+async def test_pilot_draws_each_token_as_it_arrives(beamclaw_home: Path) -> None:
+    """Lockstep: the fake sends token ``k`` only once the TUI shows every token before
+    ``k - 1`` (one token of slack: the rest of a word that could still begin a secret
+    waits for the next token). A TUI, or a core, that buffered text would stall it."""
+    # (no "token", "key" or "password": a word after one may be its value and waits too)
+    words = ("Hi! Each word shows up on screen the moment the core streams it, " * 2).split()
+    tokens = (words[0], *(" " + w for w in words[1:]))
+    shown: list[BeamclawTui] = []
+
+    def drawn() -> str:
+        return "".join(_texts(shown[0], "assistant")) if shown else ""
+
+    async def gate(event: int) -> None:  # event k + 1 is token k
+        want = "".join(tokens[: max(0, event - 2)])
+        async with asyncio.timeout(5):
+            while not drawn().startswith(want):
+                await asyncio.sleep(0.005)
+
+    async with FakeOpenAIServer([FakeReply(tokens=tokens, gate=gate)]) as server:
+        write_config(beamclaw_home, server.base_url)
+        cfg = load_config(None).settings
+        backend = InProcessBackend(cfg, agent="default", user_id="local:pilot", home=beamclaw_home)
+        await backend.start()
+        try:
+            status = StatusLine(agent="default", model="fake-model", backend=backend.description)
+            app = BeamclawTui(backend, InputHistory(history_path(beamclaw_home)), status)
+            shown.append(app)
+            async with app.run_test(size=(100, 30)) as pilot:
+                await pilot.press(*"go", "enter")
+                await _until(pilot, lambda: drawn() == "".join(tokens) and not app.transcript.busy)
+        finally:
+            await backend.close()

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -27,7 +28,7 @@ from .tui_support import BEAMCLAW_MODEL, ThreadedFakeLLM, Tmux, write_config, wr
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
-# Longer than [core.agentic_loop] stream_chunk_size (80), so drafts flush before the end.
+# Streamed delta by delta, so the first part shows while the stream is held open.
 STREAMED = "Streaming works: part one arrives before the end. " + "Lorem ipsum dolor sit amet. " * 6
 
 
@@ -66,7 +67,7 @@ def _chat_session(
     tui.type("hello there")
     tui.send("Enter")
     tui.wait_for("› hello there")
-    # The fake holds its stream open before the last frames: text already on screen
+    # The fake holds its stream open before the last text piece: text already on screen
     # while the LLM call is still running is text that was streamed.
     screen = tui.wait_for("part one arrives", timeout=30)
     assert "And this is the end." not in screen
@@ -91,8 +92,15 @@ def _chat_session(
 def _script(fake: ThreadedFakeLLM) -> asyncio.Event:
     """Three replies: a held-open stream, a write_file call, the final answer."""
     hold = fake.new_hold()
+    answer = FakeReply(text=STREAMED + "And this is the end.", chunk_size=8)
+    last = len(answer.text_pieces())  # event 0 is the role chunk: the last text piece
+
+    async def gate(event: int) -> None:
+        if event == last:
+            await hold.wait()
+
     fake.add(
-        FakeReply(text=STREAMED + "And this is the end.", chunk_size=8, hold=hold),
+        replace(answer, gate=gate),
         write_note_reply(),
         FakeReply(text="The note is written."),
     )

@@ -150,3 +150,21 @@ def test_bad_secret_shape_is_a_config_error(tmp_path: Path) -> None:
     f = write(tmp_path / "c.toml", '[alpha.inner]\nkey = { variable = "X" }\n')
     with pytest.raises(ConfigError, match=r"alpha\.inner\.key"):
         load_settings(Root, f)
+
+
+class _Renamed(Section):
+    kept: int = 1
+    replaced_keys = {"old_size": "replaced by kept"}
+
+
+class _RenamedRoot(BeamclawSettingsBase):
+    sec: _Renamed = Field(default_factory=_Renamed)
+
+
+def test_a_removed_key_warns_with_what_replaced_it(tmp_path: Path) -> None:
+    f = write(tmp_path / "c.toml", "[sec]\nold_size = 80\nother = 1\n")
+    warnings = load_settings(_RenamedRoot, f).warnings
+    assert warnings == [
+        f"{f}: unknown key 'sec.old_size' ignored (replaced by kept)",
+        f"{f}: unknown key 'sec.other' ignored",
+    ]

@@ -320,3 +320,19 @@ def test_short_texts_remembered_are_forgotten_when_secrets_change() -> None:
     assert literal not in scrub(text + " " * 300)  # the long-text path agrees
     forget_secrets()
     assert scrub(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Error: password=hunter2", "Error: password=[REDACTED]"),
+        ("Note: api_key=fakevalue42 end", "Note: api_key=[REDACTED] end"),
+        ("url: https://x.example?token=abcdef", "url: https://x.example?token=[REDACTED]"),
+        ("Here it is: token: abcdef and", "Here it is: token: [REDACTED] and"),
+    ],
+)
+def test_a_key_value_after_a_separator_that_is_not_a_key_is_still_found(
+    text: str, expected: str
+) -> None:
+    # "Error:" is no key, and what follows it holds a real key's value
+    assert scrub(text) == expected

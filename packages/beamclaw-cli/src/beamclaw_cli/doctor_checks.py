@@ -20,7 +20,7 @@ from typing import Literal
 import httpx
 
 from beamclaw_cli.commands.version import package_versions
-from beamclaw_core import describe_llm_provider
+from beamclaw_core import agent_profile, describe_llm_provider, unknown_agent_providers
 from beamclaw_gateway import BeamclawConfig, effective_port, is_loopback, load_config
 from beamclaw_memory import Database, expected_heads, resolve_database_url
 from beamclaw_obs import ConfigError, beamclaw_home
@@ -84,6 +84,27 @@ def check_providers(cfg: BeamclawConfig, offline: bool, timeout: float) -> list[
                     f"{provider.base_url} unreachable: {type(exc).__name__}",
                 )
             )
+    return out
+
+
+def check_agents(cfg: BeamclawConfig) -> list[Check]:
+    """One line per ``[agents.<id>]``: its provider, model and autonomy; ``fail`` when the
+    provider is not configured or its key is missing, ``warn`` at ``full`` autonomy."""
+    out = [Check("fail", "agents", line) for line in unknown_agent_providers(cfg.core, cfg.agents)]
+    for agent_id in sorted(cfg.agents):
+        profile = agent_profile(cfg.core, cfg.agents, agent_id)
+        provider = cfg.core.providers.get(profile.provider)
+        if provider is None:
+            continue
+        detail = (
+            f"provider {profile.provider}, model {profile.model(cfg.core)}, "
+            f"autonomy {profile.autonomy.value}"
+        )
+        level: Level = "warn" if profile.autonomy.value == "full" else "ok"
+        if provider.api_key is not None and not provider.api_key.is_available():
+            level = "fail"
+            detail += f": key {provider.api_key.describe()} not set"
+        out.append(Check(level, f"agent {agent_id}", detail))
     return out
 
 
@@ -195,6 +216,7 @@ def run_checks(config: Path | None, offline: bool, timeout: float) -> list[Check
     home = beamclaw_home()
     checks += check_home(home)
     checks += check_providers(cfg, offline, timeout)
+    checks += check_agents(cfg)
     checks += asyncio.run(_database(cfg, home))
     checks += check_runtimes(cfg)
     checks += check_exposure(cfg)

@@ -14,6 +14,12 @@ from typing import TYPE_CHECKING
 from beamclaw_obs.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from beamclaw_core.agent_settings import (
+        AgentProfile,
+        AgentSettings,
+        agent_profile,
+        unknown_agent_providers,
+    )
     from beamclaw_core.api import Core
     from beamclaw_core.errors import BeamclawCoreError
     from beamclaw_core.loop import (
@@ -90,6 +96,12 @@ else:
     __getattr__, __dir__ = lazy_exports(
         globals(),
         {
+            "beamclaw_core.agent_settings": (
+                "AgentProfile",
+                "AgentSettings",
+                "agent_profile",
+                "unknown_agent_providers",
+            ),
             "beamclaw_core.api": ("Core",),
             "beamclaw_core.errors": ("BeamclawCoreError",),
             "beamclaw_core.loop": (
@@ -171,6 +183,8 @@ __all__ = [
     "Accepted",
     "AgentExistsError",
     "AgentNotFoundError",
+    "AgentProfile",
+    "AgentSettings",
     "AgenticLoopSettings",
     "ApprovalRequested",
     "ApprovalResolved",
@@ -221,6 +235,7 @@ __all__ = [
     "WorkspaceError",
     "WorkspacePrompt",
     "__version__",
+    "agent_profile",
     "build_provider",
     "build_provider_chain",
     "build_system_prompt",
@@ -235,4 +250,5 @@ __all__ = [
     "rehatch_agent",
     "show_agent",
     "transition",
+    "unknown_agent_providers",
 ]

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from loguru import logger
 
+from beamclaw_core.agent_settings import AgentSettings
 from beamclaw_core.approvals import AlwaysAllowlist, AlwaysGrant
 from beamclaw_core.loop import effects as fx
 from beamclaw_core.loop.inputs import Decision, SubAgentResult
@@ -124,6 +125,7 @@ class Core:
         subscriber_buffer: int = 1024,
         memory: MemoryService | None = None,
         memory_settings: MemorySettings | None = None,
+        agents: Mapping[str, AgentSettings] | None = None,
     ) -> Core:
         """Build a core (nothing runs until :meth:`start`).
 
@@ -146,6 +148,9 @@ class Core:
                 the user's message are shown to the LLM as a system message each turn.
             memory_settings: the ``[memory]`` section (``auto_context``,
                 ``auto_context_limit``); defaults when None.
+            agents: ``[agents.<id>]`` sections; an agent's ``autonomy_level`` replaces
+                ``[core] autonomy_level`` for its turns (its provider and model are the
+                ``provider`` factory's business). None: every agent uses ``[core]``.
         """
         if database is None or isinstance(database, str):
             from beamclaw_memory import resolve_database_url
@@ -178,6 +183,7 @@ class Core:
             tool_policy_for=tool_policy or (lambda _a: None),
             on_effect=on_effect,
             subscriber_buffer=subscriber_buffer,
+            agents=dict(agents or {}),
         )
         return cls(runtime, database, memory=memory, memory_settings=memory_settings)
 

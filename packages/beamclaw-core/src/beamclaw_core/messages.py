@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from beamclaw_tools import ContentPart, ImagePart, TextPart, ToolCall
+from beamclaw_tools.types import ContentPart, ImagePart, TextPart, ToolCall
 
 
 class Role(enum.StrEnum):

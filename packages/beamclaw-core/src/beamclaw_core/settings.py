@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -31,10 +32,18 @@ def _default_providers() -> dict[str, ProviderSettings]:
 class AgenticLoopSettings(Section):
     """``[core.agentic_loop]``."""
 
+    replaced_keys: ClassVar[Mapping[str, str]] = {
+        "stream_chunk_size": "replaced by stream_coalesce_ms: streamed text is no longer"
+        " buffered by size"
+    }
+
     max_tool_iterations: int = Field(default=10, ge=1)
     compaction_threshold_pct: int = Field(default=80, ge=1, le=100)
     compaction_target_pct: int = Field(default=40, ge=1, le=100)
-    stream_chunk_size: int = Field(default=80, ge=1)
+    stream_coalesce_ms: float = Field(default=5.0, ge=0)
+    """Streamed answer text is forwarded as it arrives, at most one draft per this many
+    milliseconds (what arrives meanwhile is sent together when the window closes); 0 =
+    every delta at once. Never buffered by size."""
     max_attempts: int = Field(default=3, ge=1)
     """LLM attempts per request (1 = no retry) for retryable errors (429, 5xx, timeouts)."""
     retry_base_delay_seconds: float = Field(default=1.0, ge=0)

@@ -156,7 +156,7 @@ async def test_rate_limit_retry_after_is_shown_then_succeeds(
         ],
         chunk_size=4,
     )
-    core: Core = make_core(provider, settings=make_settings(loop={"stream_chunk_size": 4}))
+    core: Core = make_core(provider, settings=make_settings(loop={"stream_coalesce_ms": 0}))
     await core.start(maintenance=False)
     handle = await core.send(ADDR, "hello")
     events = handle.events()

@@ -27,6 +27,7 @@ from beamclaw_core.testing import (
     Reply,
     ScriptedProvider,
 )
+from beamclaw_memory import Database
 from beamclaw_tools import ToolRegistry
 
 from .conftest import EchoTool, make_settings
@@ -207,3 +208,40 @@ async def test_giving_up_drops_the_queued_messages_with_a_reason(
     assert await core.store.pending(running.session_id) == []
     crashing["on"] = False
     assert await asyncio.wait_for((await core.send(ADDR, "again")).text(), 5) == "later"
+
+
+class MisroutingRegistry(ToolRegistry):
+    """A real registry whose results name another call: an impossible ``ToolComplete``."""
+
+    async def execute(self, call: Any, session: Any, *, policy: Any = None) -> Any:
+        result = await super().execute(call, session, policy=policy)
+        return result.model_copy(update={"tool_call_id": "not-" + call.id})
+
+
+async def test_an_impossible_transition_crashes_the_loop_and_recovery_ends_the_turn(
+    db_url: str,
+) -> None:
+    """The executor's own event that the state cannot take (a tool result for another
+    call) is an ``IllegalTransition``: it crashes the loop instead of being dropped (which
+    left the turn waiting forever). The supervisor restarts the worker, recovery finds the
+    tool step stored and ends the turn: the sender gets one terminal event, and the history
+    says the tool was interrupted."""
+    registry = MisroutingRegistry()
+    registry.register(EchoTool())
+    provider = ScriptedProvider([CallTool("echo", {"text": "x"}), Reply("after the restart")])
+    db = Database(db_url)
+    core = Core.create(make_settings(), db, provider=provider, tools=registry, system_prompt="t")
+    await core.start(maintenance=False)
+    try:
+        handle = await core.send(ADDR, "go")
+        everything = await core.subscribe(handle.session_id)
+        ended = await asyncio.wait_for(handle.result(), 5)
+        await core.wait_idle(handle.session_id)
+        stored = await core.store.messages(handle.session_id)
+    finally:
+        await core.stop()
+        await db.dispose()
+    assert isinstance(ended, TurnDone) and ended.text == "after the restart"
+    assert terminal([e async for e in everything], handle.turn_id) == [ended]
+    tools = [r.message for r in stored if r.message is not None and r.message.role == "tool"]
+    assert [t.content for t in tools if "interrupted" in str(t.content).lower()], stored

@@ -150,3 +150,13 @@ def test_bad_names_and_naive_times_are_rejected() -> None:
         cache.messages("default", now=datetime(2026, 1, 1), last_message_at=None, read=_read)
     with pytest.raises(ValueError, match="timezone-aware"):
         cache.messages("default", now=NOW, last_message_at=datetime(2026, 1, 1), read=_read)
+
+
+def test_the_prompt_order_lives_in_one_place() -> None:
+    """Both the uncached build and the cache order their parts with ``in_prompt_order``:
+    head, skills, environment, daily logs, MEMORY last; absent parts are skipped."""
+    from beamclaw_core.workspace.prompt import in_prompt_order
+
+    parts = in_prompt_order(["pre", "SOUL"], "skills", "env", ["yesterday", "today"], "MEMORY")
+    assert parts == ["pre", "SOUL", "skills", "env", "yesterday", "today", "MEMORY"]
+    assert in_prompt_order(["fallback"], None, "env", [], None) == ["fallback", "env"]

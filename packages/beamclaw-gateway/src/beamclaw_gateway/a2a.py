@@ -18,6 +18,7 @@ from typing import Any
 
 from beamclaw_core.loop import Accepted, ApprovalRequested, ApprovalResolved, TurnEvent
 from beamclaw_core.sessions import SessionAddress
+from beamclaw_gateway.errors import RpcError
 from beamclaw_gateway.services import GatewayServices
 from beamclaw_gateway.turns import TurnRequest, TurnResult
 
@@ -32,13 +33,6 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 TASK_NOT_FOUND = -32001
 TASK_NOT_CANCELABLE = -32002
-
-
-class RpcError(Exception):
-    def __init__(self, code: int, message: str) -> None:
-        self.code = code
-        self.message = message
-        super().__init__(message)
 
 
 def _now() -> str:

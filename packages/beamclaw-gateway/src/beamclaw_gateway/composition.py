@@ -7,10 +7,10 @@ system. Nothing here starts work on construction: :meth:`AgentSystem.start` does
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from beamclaw_core import CoreSettings, ToolsMemory
+from beamclaw_core import AgentSettings, CoreSettings, ToolsMemory, agent_profile
 from beamclaw_core.api import Core
 from beamclaw_core.providers import Provider, build_provider_chain
 from beamclaw_core.workspace import ensure_agent
@@ -23,17 +23,24 @@ from beamclaw_tools import ToolPolicy, ToolRegistry
 
 @dataclass
 class ProviderCache:
-    """One long-lived provider chain per agent (agents share the default chain today)."""
+    """One long-lived provider chain per (provider, model), shared by the agents that
+    resolve to it (``[agents.<id>]``, else ``[core]``); :meth:`close` closes them all."""
 
     core: CoreSettings
-    built: dict[str, Provider] = field(default_factory=dict)
+    agents: Mapping[str, AgentSettings] = field(default_factory=dict[str, AgentSettings])
+    built: dict[tuple[str, str | None], Provider] = field(
+        default_factory=dict[tuple[str, str | None], Provider]
+    )
 
     def __call__(self, agent_id: str) -> Provider:
-        name = self.core.default_provider
-        provider = self.built.get(name)
+        profile = agent_profile(self.core, self.agents, agent_id)
+        key = (profile.provider, profile.model_override)
+        provider = self.built.get(key)
         if provider is None:
-            provider = build_provider_chain(name, self.core.providers)
-            self.built[name] = provider
+            provider = build_provider_chain(
+                profile.provider, self.core.providers, model=profile.model_override
+            )
+            self.built[key] = provider
         return provider
 
     async def close(self) -> None:
@@ -57,7 +64,7 @@ class AgentSystem:
         self.memory: MemoryService = create_memory_service(config.memory, database)
         self.tools = ToolRegistry.with_builtins(config.tools, memory=ToolsMemory(self.memory))
         self.mcp = MCPManager(config.mcp, sink=self.tools)
-        self._providers = ProviderCache(config.core)
+        self._providers = ProviderCache(config.core, config.agents)
         self.core = Core.create(
             config.core,
             database,
@@ -66,6 +73,7 @@ class AgentSystem:
             tool_policy=self.tool_policy,
             memory=self.memory,
             memory_settings=config.memory,
+            agents=config.agents,
         )
         self._started = False
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from beamclaw_core import CoreSettings
+from beamclaw_core import AgentSettings, CoreSettings, unknown_agent_providers
 from beamclaw_gateway.errors import GatewayConfigError
 from beamclaw_gateway.settings import GatewaySettings
 from beamclaw_mcp import MCPSettings
@@ -54,17 +54,26 @@ class BeamclawConfig(BeamclawSettingsBase):
     core: CoreSettings = Field(default_factory=CoreSettings)
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
     gateway: GatewaySettings = Field(default_factory=GatewaySettings)
+    agents: dict[str, AgentSettings] = Field(
+        default_factory=dict[str, AgentSettings],
+        description=(
+            "Per-agent provider, model and autonomy level (tool allow/deny: "
+            "``[tools.agents.<id>]``); unset keys and agents not listed use ``[core]``."
+        ),
+    )
 
 
 def load_config(path: Path | None = None) -> LoadedConfig[BeamclawConfig]:
     """Load ``beamclaw.toml`` by the lookup order (or ``path``) plus env overrides.
 
     Raises:
-        ConfigError: the file is malformed or invalid, or sets a key of
-            :data:`NOT_AVAILABLE_YET` to anything but its default.
+        ConfigError: the file is malformed or invalid, sets a key of
+            :data:`NOT_AVAILABLE_YET` to anything but its default, or an
+            ``[agents.<id>] provider`` names no ``[core.providers]`` section.
     """
     loaded = load_settings(BeamclawConfig, path)
-    problems = not_available_yet(loaded.settings)
+    config = loaded.settings
+    problems = not_available_yet(config) + unknown_agent_providers(config.core, config.agents)
     if problems:
         raise ConfigError(loaded.source, problems)
     return loaded

@@ -84,3 +84,12 @@ class UnknownTargetError(BeamclawGatewayError):
         self.channel = channel
         self.target = target
         super().__init__(f"channel {channel!r} has no target {target!r}")
+
+
+class RpcError(BeamclawGatewayError):
+    """A JSON-RPC (A2A) request failed; ``code`` is the JSON-RPC error code sent back."""
+
+    def __init__(self, code: int, message: str) -> None:
+        self.code = code
+        self.message = message
+        super().__init__(message)

@@ -203,6 +203,10 @@ class ModelCard(BaseModel):
     object: Literal["model"] = "model"
     created: int
     owned_by: str = "beamclaw"
+    upstream_provider: str | None = None
+    """BeamClaw extension: the ``[core.providers]`` name this agent's turns go to."""
+    upstream_model: str | None = None
+    """BeamClaw extension: the model this agent's turns ask that provider for."""
 
 
 class ModelList(BaseModel):

@@ -19,6 +19,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.datastructures import Headers
 
+from beamclaw_core import agent_profile
 from beamclaw_core.loop import TextChunk
 from beamclaw_core.sessions import SessionAddress
 from beamclaw_gateway.auth import bearer_token, require_token, token_key
@@ -92,12 +93,23 @@ def _turn_error(result: TurnResult) -> ApiError:
 
 @router.get("/models", response_model=ModelList, responses=error_responses(401, 429))
 async def list_models(request: Request) -> ModelList:
-    """One model per agent: ``beamclaw/<agent>`` (the default agent first)."""
+    """One model per agent: ``beamclaw/<agent>`` (the default agent first), with the
+    provider and model its turns use (``[agents.<id>]``, else ``[core]``)."""
     services = _services(request)
     created = int(time.time() - services.runtime.uptime_seconds)
-    return ModelList(
-        data=[ModelCard(id=f"beamclaw/{agent}", created=created) for agent in services.agents.ids()]
-    )
+    config = services.runtime.config
+    cards: list[ModelCard] = []
+    for agent in services.agents.ids():
+        profile = agent_profile(config.core, config.agents, agent)
+        cards.append(
+            ModelCard(
+                id=f"beamclaw/{agent}",
+                created=created,
+                upstream_provider=profile.provider,
+                upstream_model=profile.model(config.core),
+            )
+        )
+    return ModelList(data=cards)
 
 
 def _sse(data: dict[str, Any] | str) -> bytes:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from beamclaw_obs.scrub import REDACTED, forget_secrets, register_secret, scrub, scrub_value
     from beamclaw_obs.secrets import Secret
     from beamclaw_obs.settings import ObsSettings
+    from beamclaw_obs.stream_scrub import StreamScrubber
     from beamclaw_obs.supervisor import (
         Backoff,
         ChildSpec,
@@ -84,6 +85,7 @@ else:
             ),
             "beamclaw_obs.secrets": ("Secret",),
             "beamclaw_obs.settings": ("ObsSettings",),
+            "beamclaw_obs.stream_scrub": ("StreamScrubber",),
             "beamclaw_obs.supervisor": (
                 "Backoff",
                 "ChildSpec",
@@ -122,6 +124,7 @@ __all__ = [
     "Restart",
     "Secret",
     "Section",
+    "StreamScrubber",
     "Supervisor",
     "SupervisorError",
     "__version__",

@@ -42,6 +42,9 @@ class Section(BaseModel):
 
     model_config = ConfigDict(extra="ignore", validate_default=True, use_attribute_docstrings=True)
 
+    replaced_keys: ClassVar[Mapping[str, str]] = {}
+    """Keys this section no longer has -> what replaced them (added to the warning)."""
+
 
 class _FileSource(PydanticBaseSettingsSource):
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
@@ -145,15 +148,24 @@ def _model_of(annotation: Any) -> tuple[str, type[BaseModel]] | None:
 
 def unknown_keys(model: type[BaseModel], data: Mapping[str, Any], prefix: str = "") -> list[str]:
     """Dotted paths in ``data`` that ``model`` does not define (recursively)."""
-    found: list[str] = []
+    return [path for path, _ in _unknown(model, data, prefix)]
+
+
+def _unknown(
+    model: type[BaseModel], data: Mapping[str, Any], prefix: str = ""
+) -> list[tuple[str, str | None]]:
+    """Unknown dotted paths, each with the section's note when it is a removed key
+    (``Section.replaced_keys``)."""
+    found: list[tuple[str, str | None]] = []
     fields = model.model_fields
     aliases = {f.alias: name for name, f in fields.items() if f.alias}
+    replaced: Mapping[str, str] = getattr(model, "replaced_keys", {})
     for key, value in data.items():
         name = aliases.get(key, key)
         path = f"{prefix}{key}"
         if name not in fields:
             if model.model_config.get("extra") != "allow":
-                found.append(path)
+                found.append((path, replaced.get(key)))
             continue
         kind = _model_of(fields[name].annotation)
         if kind is None:
@@ -162,15 +174,15 @@ def unknown_keys(model: type[BaseModel], data: Mapping[str, Any], prefix: str = 
         if sub.__name__ == "Secret":
             continue
         if shape == "model" and isinstance(value, Mapping):
-            found += unknown_keys(sub, value, f"{path}.")  # pyright: ignore[reportUnknownArgumentType]
+            found += _unknown(sub, value, f"{path}.")  # pyright: ignore[reportUnknownArgumentType]
         elif shape == "dict" and isinstance(value, Mapping):
             for k, v in value.items():  # pyright: ignore[reportUnknownVariableType]
                 if isinstance(v, Mapping):
-                    found += unknown_keys(sub, v, f"{path}.{k}.")  # pyright: ignore[reportUnknownArgumentType]
+                    found += _unknown(sub, v, f"{path}.{k}.")  # pyright: ignore[reportUnknownArgumentType]
         elif shape == "list" and isinstance(value, list):
             for i, v in enumerate(value):  # pyright: ignore[reportUnknownVariableType,reportUnknownArgumentType]
                 if isinstance(v, Mapping):
-                    found += unknown_keys(sub, v, f"{path}[{i}].")  # pyright: ignore[reportUnknownArgumentType]
+                    found += _unknown(sub, v, f"{path}[{i}].")  # pyright: ignore[reportUnknownArgumentType]
     return found
 
 
@@ -208,7 +220,10 @@ def load_settings(
         raise ConfigError(source, [_describe(e) for e in exc.errors()]) from exc
     finally:
         _file_data.reset(token)
-    warnings = [f"{source}: unknown key {k!r} ignored" for k in unknown_keys(settings_cls, data)]
+    warnings = [
+        f"{source}: unknown key {k!r} ignored" + (f" ({note})" if note else "")
+        for k, note in _unknown(settings_cls, data)
+    ]
     for w in warnings:
         logger.warning(w)
     return LoadedConfig(settings=settings, source=source, path=path, warnings=warnings)

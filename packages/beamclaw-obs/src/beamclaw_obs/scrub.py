@@ -433,18 +433,40 @@ def _line_spans(text: str, haystack: str, triggers: frozenset[str]) -> list[tupl
     return sorted(spans)
 
 
+def _sub_values(pattern: re.Pattern[str], text: str) -> str:
+    """``pattern.sub(_replace_value, text)``, except that a separator following no key
+    does not swallow what comes after it: the search resumes one character later, so
+    ``Error: password=hunter2`` and ``note: token: abc`` still find the key's value."""
+    pieces: list[str] = []
+    done = pos = 0
+    while (match := pattern.search(text, pos)) is not None:
+        if match.group(0)[0] in ":=" and not _key_before(text, match.start()):
+            pos = match.start() + 1
+            continue
+        pieces += [text[done : match.start()], _replace_value(match)]
+        done = pos = max(match.end(), match.start() + 1)
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+def _sub(rule: _Rule, text: str) -> str:
+    if rule.replace is _replace_value:
+        return _sub_values(rule.pattern, text)
+    return rule.pattern.sub(rule.replace, text)
+
+
 def _apply(rule: _Rule, text: str, folded: str) -> str:
     haystack = folded if rule.fold else text
     for options in rule.triggers:
         if not any(t in haystack for t in options):
             return text
     if not rule.per_line or not rule.triggers or len(haystack) != len(text):
-        return rule.pattern.sub(rule.replace, text)
+        return _sub(rule, text)
     pieces: list[str] = []
     done = 0
     for start, end in _line_spans(text, haystack, rule.triggers[0]):
         pieces.append(text[done:start])
-        pieces.append(rule.pattern.sub(rule.replace, text[start:end]))
+        pieces.append(_sub(rule, text[start:end]))
         done = end
     pieces.append(text[done:])
     return "".join(pieces)
@@ -461,6 +483,25 @@ def _one_pass(text: str) -> str:
             text = changed
             folded = text.casefold()
     return text
+
+
+# ----------------------------------------------------------- for the stream scrubber
+
+
+def rule_patterns() -> tuple[tuple[re.Pattern[str], bool], ...]:
+    """Every rule's pattern, in the order :func:`scrub` applies them, each with whether it
+    is a key/value rule (a match starting at ``:`` or ``=`` counts only after a key)."""
+    return tuple((r.pattern, r.replace is _replace_value) for r in _rules())
+
+
+def key_before(text: str, separator: int) -> bool:
+    """True when a key (``api_key``, ``DB_PASSWORD``) ends just before ``separator``."""
+    return _key_before(text, separator)
+
+
+def registered_literals() -> frozenset[str]:
+    """The literal secret values registered so far (:func:`register_secret`)."""
+    return _literals
 
 
 SHORT_TEXT = 256

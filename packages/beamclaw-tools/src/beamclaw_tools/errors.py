@@ -88,3 +88,7 @@ class MemoryInputRejectedError(BeamclawToolsError):
     def __init__(self, reason: str) -> None:
         self.reason = reason
         super().__init__(reason)
+
+
+class FileToolError(BeamclawToolsError):
+    """A file tool refused or failed; internal signal whose message becomes ``ToolOutput.error``."""

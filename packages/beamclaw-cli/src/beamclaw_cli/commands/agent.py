@@ -68,17 +68,25 @@ def register(app: typer.Typer) -> None:
         name: str,
         as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
     ) -> None:
-        """Show an agent's bootstrap files."""
+        """Show an agent's provider, model, autonomy and bootstrap files."""
+        from beamclaw_core import agent_profile
         from beamclaw_core.workspace import show_agent
+        from beamclaw_gateway import load_config
 
         ensure_default_agent()
         details = show_agent(name)
+        cfg = load_config().settings
+        profile = agent_profile(cfg.core, cfg.agents, details.summary.name)
+        model = profile.model(cfg.core)
         if as_json:
             print(
                 json.dumps(
                     {
                         "name": details.summary.name,
                         "path": str(details.summary.path),
+                        "provider": profile.provider,
+                        "model": model,
+                        "autonomy_level": profile.autonomy.value,
                         "files": {f.file.value: f.content for f in details.files},
                         "skills": list(details.summary.skills),
                         "daily_logs": [d.isoformat() for d in details.daily_log_dates],
@@ -87,6 +95,10 @@ def register(app: typer.Typer) -> None:
             )
             return
         print(f"# agent {details.summary.name} ({details.summary.path})")
+        print(
+            f"provider {profile.provider}, model {model}, autonomy {profile.autonomy.value}"
+            + ("" if details.summary.name in cfg.agents else " (the [core] defaults)")
+        )
         for f in details.files:
             print(f"\n## {f.file.value}")
             print(f.content if f.content is not None else "(missing)")

@@ -98,11 +98,12 @@ def choose_backend(mode: BackendMode, endpoint: Endpoint) -> BackendChoice:
     return BackendChoice("embedded", endpoint, f"no daemon at {endpoint.base_url}")
 
 
-def default_model(config: Any) -> str:
-    """The configured model of the default provider ('' when none is configured)."""
-    core = config.core
-    provider = core.providers.get(core.default_provider)
-    return str(provider.model) if provider is not None else ""
+def agent_model(config: Any, agent_id: str) -> str:
+    """The model ``agent_id``'s turns use (``[agents.<id>]``, else ``[core]``; '' when its
+    provider is not configured)."""
+    from beamclaw_core import agent_profile
+
+    return agent_profile(config.core, config.agents, agent_id).model(config.core)
 
 
 def history_path(home: Path) -> Path:

@@ -13,8 +13,8 @@ from beamclaw_cli.daemon import Endpoint
 from beamclaw_cli.tui.backend import (
     BackendMode,
     ChatBackend,
+    agent_model,
     choose_backend,
-    default_model,
     history_path,
 )
 from beamclaw_cli.tui.history import InputHistory
@@ -47,7 +47,9 @@ async def run_tui(config_path: Path | None, agent: str | None, mode: BackendMode
         backend = InProcessBackend(cfg, agent=agent_id, user_id=user_id, home=home)
     await backend.start()
     try:
-        status = StatusLine(agent=agent_id, model=default_model(cfg), backend=backend.description)
+        status = StatusLine(
+            agent=agent_id, model=agent_model(cfg, agent_id), backend=backend.description
+        )
         banner = f"BeamClaw — {backend.description} ({choice.reason}). /help for keys."
         app = BeamclawTui(backend, InputHistory(history_path(home)), status, banner)
         await app.run_async()

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from beamclaw_tools import Autonomy, ToolDef
+from beamclaw_tools.types import Autonomy, ToolDef
 
 SPAWN_AGENTS_TOOL = "spawn_agents"
 """Tool a top-level conversation uses to start child conversations (REQ-BED-008)."""

@@ -11,7 +11,7 @@ from typing import Literal
 
 from beamclaw_core.loop.turn_events import TurnEvent
 from beamclaw_core.messages import Message
-from beamclaw_tools import ToolCall
+from beamclaw_tools.types import ToolCall
 
 
 @dataclass(frozen=True, slots=True)

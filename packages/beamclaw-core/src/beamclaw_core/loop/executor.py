@@ -25,13 +25,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, assert_never
 
 from loguru import logger
 
 from beamclaw_core.loop import effects as fx
 from beamclaw_core.loop.context import LoopContext
 from beamclaw_core.loop.errors import IllegalTransition
+from beamclaw_core.loop.history import HistoryRepair
 from beamclaw_core.loop.inputs import (
     ApprovalDecision,
     CompactionDone,
@@ -60,6 +61,9 @@ class ViewCache:
     """The conversation's LLM view, kept in memory and extended on every commit.
 
     ``new``: the conversation was just created, so its view is known to be empty.
+    The view's repaired history is kept with it and repaired only for the messages
+    appended since the last request; both are dropped together by :meth:`invalidate`
+    (compaction), so what they derive never outlives the messages it came from.
     """
 
     def __init__(
@@ -68,11 +72,20 @@ class ViewCache:
         self._store = store
         self._id = conversation_id
         self._view: View | None = View(None, [], 1) if new else None
+        self._repair = HistoryRepair()
 
     async def get(self) -> View:
         if self._view is None:
             self._view = await self._store.view(self._id)
+            self._repair = HistoryRepair()
         return self._view
+
+    async def history(self) -> list[Message]:
+        """``repair_history`` of the view's messages, fed only what is new to it."""
+        view = await self.get()
+        if self._repair.fed > len(view.messages):  # shrunk behind our back: start over
+            self._repair = HistoryRepair()
+        return self._repair.feed(view.messages[self._repair.fed :]).result()
 
     def extend(self, messages: list[Message]) -> None:
         if self._view is not None:
@@ -104,7 +117,8 @@ class LoopDeps:
     spawn: Callable[[fx.SpawnSubAgents], Awaitable[None]] | None = None
     cancel_children: Callable[[tuple[str, ...]], Awaitable[None]] | None = None
     submit: Callable[[str, bool], None] | None = None
-    chunk_size: int = 80
+    stream_coalesce_seconds: float = 0.005
+    """Streamed text goes out at most once per this many seconds (0 = every delta)."""
     live: Callable[[], bool] = lambda: True
     """Asked before each LLM call: does anyone want its text as it streams? If not, the
     call is one non-streaming request (no drafts)."""
@@ -166,7 +180,7 @@ class TurnExecutor:
                 generation, event = await self._inbox.get()
                 if generation is not None and generation != self._generation:
                     continue
-                await self._feed(event)
+                await self._feed(event, offered=generation is None)
             return self.state
         finally:
             await self._stop_op()
@@ -182,11 +196,19 @@ class TurnExecutor:
         consumed_runs: tuple[str, ...] = (),
         starts_turn: bool = False,
         on_commit: Callable[[], None] | None = None,
+        offered: bool = False,
     ) -> None:
+        """Apply one event. An :class:`IllegalTransition` is a loop crash (the supervisor's
+        recovery resumes the turn from what is stored), except for an ``offered`` event:
+        one posted from outside the turn (a cancel, an approval answer, a sub-agent result)
+        may race the state it was meant for and is dropped when the state no longer takes it.
+        """
         try:
             result = transition(self.state, self.ctx, event)
         except IllegalTransition as e:
-            logger.debug("{}: dropped {}", self.ctx.conversation_id, e)
+            if not offered:
+                raise
+            logger.debug("{}: stale {} dropped: {}", self.ctx.conversation_id, e, event)
             return
         new_messages = [e.message for e in result.effects if isinstance(e, fx.PersistMessage)]
         if (
@@ -234,65 +256,66 @@ class TurnExecutor:
                 self.deps.publish(effect.event)
 
     async def _run_effect(self, effect: fx.Effect) -> None:
+        """Dispatch one effect; exhaustive over :data:`~beamclaw_core.loop.effects.Effect`."""
         d = self.deps
-        if isinstance(effect, fx.PersistMessage):
-            return
-        if isinstance(effect, fx.NotifyClient):
-            d.publish(effect.event)
-            observe_turn_event(effect.event, self._started_at, d.clock())
-        elif isinstance(effect, fx.MeasureContext):
-            self._measured = messages, tools = await self._request()
-            tokens = estimate_prompt_tokens(messages, tools)
-            self._post_op(ContextMeasured(tokens, d.context_window))
-        elif isinstance(effect, fx.Compact):
-            d.view.invalidate()
-            self._measured = None
-            self._start(self._compact(effect.reason))
-        elif isinstance(effect, fx.RequestLlm):
-            emit(
-                EventType.LLM_REQUEST,
-                session_id=self.ctx.conversation_id,
-                model=d.model or d.provider.model,
-                attempt=effect.attempt,
-            )
-            self._start(self._llm())
-        elif isinstance(effect, fx.ScheduleRetry):
-            emit(
-                EventType.LLM_RETRY,
-                session_id=self.ctx.conversation_id,
-                attempt=effect.attempt,
-                delay_s=effect.delay,
-            )
-            self._start(self._after(effect.delay, RetryTimer(effect.attempt), op=True))
-        elif isinstance(effect, fx.ExecuteTool):
-            self._start(self._tool(effect.call))
-        elif isinstance(effect, fx.RequestApproval):
-            d.approvals[effect.request_id] = effect.call.name
-            emit(
-                EventType.APPROVAL_REQUESTED,
-                session_id=self.ctx.conversation_id,
-                tool_name=effect.call.name,
-                request_id=effect.request_id,
-            )
-            self._start(
-                self._after(effect.timeout, ApprovalDecision(effect.request_id, "timeout"), op=True)
-            )
-        elif isinstance(effect, fx.AllowTool):
-            await d.allow_tool(effect.tool)
-        elif isinstance(effect, fx.SpawnSubAgents):
-            if d.spawn is not None:
-                await d.spawn(effect)
-        elif isinstance(effect, fx.CancelSubAgents):
-            if d.cancel_children is not None:
-                await d.cancel_children(effect.child_ids)
-        elif isinstance(effect, fx.SubmitResult):
-            if d.submit is not None:
-                d.submit(effect.result, effect.success)
-        else:
-            await self._stop_op()
-            if effect.ack:
-                self._post_op(OperationCancelled())
-        return
+        match effect:
+            case fx.PersistMessage():
+                pass  # committed with its transition, before any effect runs
+            case fx.NotifyClient(event=event):
+                d.publish(event)
+                observe_turn_event(event, self._started_at, d.clock())
+            case fx.MeasureContext():
+                self._measured = messages, tools = await self._request()
+                tokens = estimate_prompt_tokens(messages, tools)
+                self._post_op(ContextMeasured(tokens, d.context_window))
+            case fx.Compact(reason=reason):
+                d.view.invalidate()
+                self._measured = None
+                self._start(self._compact(reason))
+            case fx.RequestLlm(attempt=attempt):
+                emit(
+                    EventType.LLM_REQUEST,
+                    session_id=self.ctx.conversation_id,
+                    model=d.model or d.provider.model,
+                    attempt=attempt,
+                )
+                self._start(self._llm())
+            case fx.ScheduleRetry(attempt=attempt, delay=delay):
+                emit(
+                    EventType.LLM_RETRY,
+                    session_id=self.ctx.conversation_id,
+                    attempt=attempt,
+                    delay_s=delay,
+                )
+                self._start(self._after(delay, RetryTimer(attempt), op=True))
+            case fx.ExecuteTool(call=call):
+                self._start(self._tool(call))
+            case fx.RequestApproval(request_id=request_id, call=call, timeout=timeout):
+                d.approvals[request_id] = call.name
+                emit(
+                    EventType.APPROVAL_REQUESTED,
+                    session_id=self.ctx.conversation_id,
+                    tool_name=call.name,
+                    request_id=request_id,
+                )
+                self._start(self._after(timeout, ApprovalDecision(request_id, "timeout"), op=True))
+            case fx.AllowTool(tool=tool):
+                await d.allow_tool(tool)
+            case fx.SpawnSubAgents():
+                if d.spawn is not None:
+                    await d.spawn(effect)
+            case fx.CancelSubAgents(child_ids=child_ids):
+                if d.cancel_children is not None:
+                    await d.cancel_children(child_ids)
+            case fx.SubmitResult(result=result, success=success):
+                if d.submit is not None:
+                    d.submit(result, success)
+            case fx.CancelOperation(ack=ack):
+                await self._stop_op()
+                if ack:
+                    self._post_op(OperationCancelled())
+            case _:
+                assert_never(effect)
 
     # ------------------------------------------------------------ operations
 
@@ -319,7 +342,7 @@ class TurnExecutor:
     async def _request(self) -> tuple[list[Message], tuple[ToolDef, ...]]:
         d = self.deps
         view = await d.view.get()
-        messages = request_messages(await d.system_prompt(d.session), view)
+        messages = request_messages(await d.system_prompt(d.session), view, await d.view.history())
         tools: list[ToolDef] = []
         if d.tools is not None:
             tools.extend(d.tools.definitions(d.tool_policy))
@@ -338,7 +361,12 @@ class TurnExecutor:
         try:
             if d.live():
                 event = await stream_llm(
-                    d.provider, messages, tools, chunk_size=d.chunk_size, post=post, model=d.model
+                    d.provider,
+                    messages,
+                    tools,
+                    coalesce_seconds=d.stream_coalesce_seconds,
+                    post=post,
+                    model=d.model,
                 )
             else:
                 event = await complete_llm(d.provider, messages, tools, model=d.model)

@@ -50,39 +50,58 @@ def is_valid_history(messages: Sequence[Message]) -> bool:
     return not history_problems(messages)
 
 
+class HistoryRepair:
+    """:func:`repair_history`, fed incrementally: ``feed`` the messages appended since the
+    last call, ``result`` is the repair of everything fed so far.
+
+    The repair is a left-to-right scan whose only state is the output so far and the tool
+    calls still unanswered, so feeding ``a`` then ``b`` is the repair of ``a + b``; a
+    history that grows by appending (a conversation's view) is repaired once per message,
+    not once per request. ``result`` fills the still-unanswered calls at the end without
+    consuming them (a later answer is still accepted).
+    """
+
+    def __init__(self, text: str = INTERRUPTED_TEXT) -> None:
+        self._text = text
+        self._out: list[Message] = []
+        self._pending: list[tuple[str, str]] = []  # (call id, tool name) to answer, in order
+        self.fed = 0
+        """How many messages were fed."""
+
+    def _synthetic(self, call_id: str, name: str) -> Message:
+        return Message.tool(call_id, name, self._text, is_error=True, meta={"synthetic": True})
+
+    def feed(self, messages: Sequence[Message]) -> HistoryRepair:
+        out, pending = self._out, self._pending
+        for m in messages:
+            if m.role is Role.TOOL:
+                if not any(call_id == m.tool_call_id for call_id, _ in pending):
+                    continue
+                while pending and pending[0][0] != m.tool_call_id:
+                    out.append(self._synthetic(*pending.pop(0)))
+                pending.pop(0)
+                out.append(m)
+                continue
+            out.extend(self._synthetic(call_id, name) for call_id, name in pending)
+            pending.clear()
+            out.append(m)
+            if m.role is Role.ASSISTANT and m.tool_calls:
+                seen: set[str] = set()
+                for c in m.tool_calls:
+                    if c.id not in seen:
+                        seen.add(c.id)
+                        pending.append((c.id, c.name))
+        self.fed += len(messages)
+        return self
+
+    def result(self) -> list[Message]:
+        """The valid history of everything fed (a new list; its messages are shared)."""
+        return [*self._out, *(self._synthetic(c, n) for c, n in self._pending)]
+
+
 def repair_history(messages: Sequence[Message], text: str = INTERRUPTED_TEXT) -> list[Message]:
     """A valid history: orphan tool results dropped, missing results filled synthetically.
 
     A valid input is returned unchanged (same messages, same order).
     """
-    out: list[Message] = []
-    pending: list[tuple[str, str]] = []  # (call id, tool name) still to answer, in order
-
-    def fill() -> None:
-        for call_id, name in pending:
-            out.append(Message.tool(call_id, name, text, is_error=True, meta={"synthetic": True}))
-        pending.clear()
-
-    for m in messages:
-        if m.role is Role.TOOL:
-            ids = [c for c, _ in pending]
-            if m.tool_call_id not in ids:
-                continue
-            while pending and pending[0][0] != m.tool_call_id:
-                call_id, name = pending.pop(0)
-                out.append(
-                    Message.tool(call_id, name, text, is_error=True, meta={"synthetic": True})
-                )
-            pending.pop(0)
-            out.append(m)
-            continue
-        fill()
-        out.append(m)
-        if m.role is Role.ASSISTANT and m.tool_calls:
-            seen: set[str] = set()
-            for c in m.tool_calls:
-                if c.id not in seen:
-                    seen.add(c.id)
-                    pending.append((c.id, c.name))
-    fill()
-    return out
+    return HistoryRepair(text).feed(messages).result()

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from beamclaw_core.kinds import ErrorKind
 from beamclaw_core.messages import Message, Usage
-from beamclaw_core.providers.base import ErrorKind
-from beamclaw_tools import ToolResult
+from beamclaw_tools.types import ToolResult
 
 Decision = Literal["yes", "no", "always", "timeout"]
 

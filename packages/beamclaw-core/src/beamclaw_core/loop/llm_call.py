@@ -1,15 +1,19 @@
 """One LLM call as the executor runs it: progressive text, then one scrubbed event.
 
 Streamed (:func:`stream_llm`) while someone wants drafts, else one non-streaming request
-(:func:`complete_llm`); both end in the same final event. Streamed text is forwarded in
-drafts of about ``chunk_size`` characters, cut at whitespace so a credential is never
-split across two drafts (each draft is scrubbed before it leaves).
+(:func:`complete_llm`); both end in the same final event. Streamed text is forwarded as
+it arrives: a :class:`~beamclaw_obs.StreamScrubber` holds back only a tail that could
+still grow into a secret, and drafts are coalesced by time alone (at most one per
+``coalesce_seconds``), never by size. The drafts join to the scrubbed visible text (all
+of it but a last ``<…`` that could have opened a thinking tag: the final event has it).
 The final message is scrubbed, its tool calls recovered by the fallback parser when the
 provider sent none natively, and its cost priced when the provider reported none.
 """
 
 from __future__ import annotations
 
+import asyncio
+import math
 from collections.abc import Callable
 
 from beamclaw_core.loop.inputs import Input, LlmChunk, LlmError, LlmResponse
@@ -26,34 +30,59 @@ from beamclaw_core.providers import (
     TextDelta,
     estimate_usage,
 )
-from beamclaw_obs import scrub, scrub_value
+from beamclaw_obs import StreamScrubber, scrub, scrub_value
 from beamclaw_tools import ToolDef
 
 _PRICES = PriceTable.default()
 
 
 class _Drafts:
-    """Buffers streamed text and releases it at whitespace boundaries."""
+    """Scrubs streamed text as it arrives and posts it, coalescing only by time.
 
-    def __init__(self, chunk_size: int, post: Callable[[Input], None]) -> None:
-        self._size = chunk_size
+    Text the scrubber releases is posted at once unless a draft went out less than
+    ``window`` seconds ago; then it waits (with whatever else arrives) until that window
+    closes, on a loop timer, never for more text. ``window`` 0 posts every release.
+    """
+
+    def __init__(self, window: float, post: Callable[[Input], None]) -> None:
+        self._window = window
         self._post = post
+        self._scrubber = StreamScrubber()
         self._buf = ""
+        self._last = -math.inf
+        self._timer: asyncio.TimerHandle | None = None
 
     def add(self, text: str) -> None:
-        self._buf += text
-        if len(self._buf) < self._size:
+        self._buf += self._scrubber.feed(text)
+        if not self._buf or self._timer is not None:
             return
-        cut = max(self._buf.rfind(" "), self._buf.rfind("\n"))
-        if cut <= 0:
-            return
-        out, self._buf = self._buf[: cut + 1], self._buf[cut + 1 :]
-        self._post(LlmChunk(scrub(out)))
+        loop = asyncio.get_running_loop()
+        wait = self._last + self._window - loop.time()
+        if wait <= 0:
+            self._send()
+        else:
+            self._timer = loop.call_later(wait, self._send)
+
+    def _send(self) -> None:
+        self._timer = None
+        if self._buf:
+            self._post(LlmChunk(self._buf))
+            self._buf = ""
+            self._last = asyncio.get_running_loop().time()
 
     def flush(self) -> None:
-        if self._buf:
-            self._post(LlmChunk(scrub(self._buf)))
-            self._buf = ""
+        """Post everything still held (the stream ended)."""
+        if self._timer is not None:
+            self._timer.cancel()
+        self._buf += self._scrubber.finish()
+        self._send()
+
+    def close(self) -> None:
+        """Cancel the pending timer: the stream is over (:meth:`flush` then posts what is
+        left) or failed (its held text never becomes a draft)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
 
 def scrub_message(message: Message) -> Message:
@@ -81,12 +110,13 @@ async def stream_llm(
     messages: list[Message],
     tools: tuple[ToolDef, ...],
     *,
-    chunk_size: int,
+    coalesce_seconds: float,
     post: Callable[[Input], None],
     model: str | None = None,
 ) -> Input:
-    """Stream one call, posting :class:`LlmChunk` drafts; return the final event."""
-    drafts = _Drafts(chunk_size, post)
+    """Stream one call, posting :class:`LlmChunk` drafts (scrubbed, at most one per
+    ``coalesce_seconds``); return the final event."""
+    drafts = _Drafts(coalesce_seconds, post)
     assembler = StreamAssembler(provider=provider.name)
     visible = VisibleText()
     try:
@@ -99,6 +129,8 @@ async def stream_llm(
         completion = assembler.completion(model=model or provider.model)
     except ProviderError as e:
         return LlmError(e.kind, scrub(e.message), e.retry_after)
+    finally:
+        drafts.close()
     drafts.flush()
     return _final(provider, completion, messages, tools, model)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from beamclaw_core.kinds import ErrorKind
 from beamclaw_core.loop.context import LoopContext
 from beamclaw_core.loop.effects import (
     AllowTool,
@@ -90,7 +91,6 @@ from beamclaw_core.loop.turn_events import (
     TextChunk,
     TurnError,
 )
-from beamclaw_core.providers.base import ErrorKind
 
 Handler = Callable[[Any, LoopContext, Any], Transition]
 

@@ -18,11 +18,17 @@ SUMMARY_PREFIX = "[Conversation summary]: "
 """Starts the system message that carries the compaction summary."""
 
 
-def request_messages(system: Sequence[Message], view: View) -> list[Message]:
+def request_messages(
+    system: Sequence[Message], view: View, history: Sequence[Message] | None = None
+) -> list[Message]:
     """``system``, the summary of ``view`` (if any) as a system message, and its repaired
-    history, in that order."""
+    history, in that order.
+
+    ``history``: ``repair_history(view.messages)`` when the caller keeps it already
+    (:meth:`~beamclaw_core.loop.executor.ViewCache.history` repairs incrementally).
+    """
     messages = list(system)
     if view.summary:
         messages.append(Message.system(SUMMARY_PREFIX + view.summary))
-    messages.extend(repair_history(view.messages))
+    messages.extend(repair_history(view.messages) if history is None else history)
     return messages

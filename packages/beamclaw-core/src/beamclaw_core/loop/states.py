@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from beamclaw_core.messages import Usage
-from beamclaw_tools import ToolCall, ToolResult
+from beamclaw_tools.types import ToolCall, ToolResult
 
 
 class _Frozen(BaseModel):

@@ -43,7 +43,7 @@ from beamclaw_core.loop.turn_events import (
     TurnDone,
 )
 from beamclaw_core.messages import Message
-from beamclaw_tools import Autonomy, ToolCall, ToolResult
+from beamclaw_tools.types import Autonomy, ToolCall, ToolResult
 
 PREVIEW_CHARS = 300
 EMPTY_REPLY_TEXT = "The model returned an empty reply."

@@ -51,7 +51,7 @@ class Queued(TurnEvent):
 
 @dataclass(frozen=True, slots=True)
 class TextChunk(TurnEvent):
-    """Answer text as it streams (progressive drafts, about ``stream_chunk_size`` chars)."""
+    """Answer text as it streams: each delta as it arrives (``stream_coalesce_ms``), scrubbed."""
 
     type: ClassVar[str] = "text"
     text: str = ""

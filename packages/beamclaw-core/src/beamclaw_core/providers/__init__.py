@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         StreamChunk,
         TextDelta,
         ToolCallDelta,
+        UpstreamError,
         UsageChunk,
     )
     from beamclaw_core.providers.classify import is_context_overflow, parse_retry_after
@@ -80,6 +81,7 @@ else:
                 "StreamChunk",
                 "TextDelta",
                 "ToolCallDelta",
+                "UpstreamError",
                 "UsageChunk",
             ),
             "beamclaw_core.providers.classify": ("is_context_overflow", "parse_retry_after"),
@@ -153,6 +155,7 @@ __all__ = [
     "TextDelta",
     "ToolCallDelta",
     "Upstream",
+    "UpstreamError",
     "UpstreamResponse",
     "UsageChunk",
     "build_provider",

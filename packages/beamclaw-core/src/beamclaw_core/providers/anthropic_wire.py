@@ -17,6 +17,7 @@ Usage: ``prompt_tokens`` = input + cache read + cache creation; ``cached_tokens`
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from beamclaw_core.messages import Message, Role, Usage
@@ -36,6 +37,7 @@ from beamclaw_core.providers.classify import (
     safe_text,
     stream_json_object,
 )
+from beamclaw_core.providers.memo import MessageMemo
 from beamclaw_core.providers.sse import ServerSentEvent
 from beamclaw_tools import TextPart, ToolCall, ToolDef
 
@@ -102,34 +104,52 @@ def _assistant_content(message: Message) -> list[dict[str, Any]]:
     return out
 
 
-def to_anthropic_messages(messages: list[Message]) -> list[dict[str, Any]]:
-    """Non-system messages as alternating user/assistant turns of content blocks."""
+def anthropic_turn(message: Message) -> tuple[str, list[dict[str, Any]]]:
+    """The role and content blocks of one message (no blocks: it sends nothing here;
+    system messages go to :func:`system_blocks`)."""
+    if message.role is Role.SYSTEM:
+        return "system", []
+    if message.role is Role.TOOL:
+        role = "user"
+        blocks: list[dict[str, Any]] = [
+            {
+                "type": "tool_result",
+                "tool_use_id": message.tool_call_id or "",
+                "content": message.text,
+                **({"is_error": True} if message.is_error else {}),
+            }
+        ]
+    elif message.role is Role.ASSISTANT:
+        role = "assistant"
+        blocks = _assistant_content(message)
+    else:
+        role = "user"
+        blocks = _user_content(message)
+    return role, blocks
+
+
+anthropic_turn_memo = MessageMemo(anthropic_turn)
+""":func:`anthropic_turn` of each message, derived once (its blocks are shared: copy the
+list before extending it, never mutate a block)."""
+
+
+def to_anthropic_messages(
+    messages: list[Message],
+    *,
+    turn_of: Callable[[Message], tuple[str, list[dict[str, Any]]]] = anthropic_turn_memo,
+) -> list[dict[str, Any]]:
+    """Non-system messages as alternating user/assistant turns of content blocks.
+
+    ``turn_of``: each message's blocks (memoised by default; the same blocks either way).
+    """
     turns: list[dict[str, Any]] = []
-    for m in messages:
-        if m.role is Role.SYSTEM:
-            continue
-        if m.role is Role.TOOL:
-            role = "user"
-            blocks: list[dict[str, Any]] = [
-                {
-                    "type": "tool_result",
-                    "tool_use_id": m.tool_call_id or "",
-                    "content": m.text,
-                    **({"is_error": True} if m.is_error else {}),
-                }
-            ]
-        elif m.role is Role.ASSISTANT:
-            role = "assistant"
-            blocks = _assistant_content(m)
-        else:
-            role = "user"
-            blocks = _user_content(m)
+    for role, blocks in map(turn_of, messages):
         if not blocks:
             continue
         if turns and turns[-1]["role"] == role:
             turns[-1]["content"].extend(blocks)
         else:
-            turns.append({"role": role, "content": blocks})
+            turns.append({"role": role, "content": list(blocks)})
     return turns
 
 

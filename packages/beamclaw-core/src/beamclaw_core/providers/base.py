@@ -8,30 +8,17 @@ ErrorKind): classification only — whether to retry is the loop machine's decis
 
 from __future__ import annotations
 
-import enum
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from beamclaw_core.errors import BeamclawCoreError
+from beamclaw_core.kinds import (
+    ErrorKind as ErrorKind,  # re-exported: providers speak in these kinds
+)
 from beamclaw_core.messages import Message, Usage
 from beamclaw_tools import ToolDef
-
-
-class ErrorKind(enum.StrEnum):
-    """Why an LLM call failed."""
-
-    AUTH = "auth"  # 401/403: never retried
-    RATE_LIMIT = "rate_limit"  # 429: retried, honouring retry_after
-    NETWORK = "network"  # timeouts, resets, 5xx, truncated stream: retried
-    INVALID_REQUEST = "invalid_request"  # 400/404/422: never retried
-    CONTEXT_OVERFLOW = "context_overflow"  # prompt too long: compact, then retry once
-    UNKNOWN = "unknown"
-
-    @property
-    def retryable(self) -> bool:
-        return self in (ErrorKind.RATE_LIMIT, ErrorKind.NETWORK, ErrorKind.UNKNOWN)
 
 
 class ProviderError(BeamclawCoreError):
@@ -64,6 +51,16 @@ class ProviderError(BeamclawCoreError):
         self.model = model
         prefix = f"{provider}: " if provider else ""
         super().__init__(f"{prefix}{kind.value}: {message}")
+
+
+class UpstreamError(ProviderError):
+    """The transport failed (refused, timed out, cut mid-response): raised by the
+    :class:`~beamclaw_core.providers.http_client.Upstream` seam on either transport, kind
+    ``NETWORK``; the provider re-raises it as a ``ProviderError`` naming itself and the model.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(ErrorKind.NETWORK, message)
 
 
 class ProviderConfigError(ProviderError):

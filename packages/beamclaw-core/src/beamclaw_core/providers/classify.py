@@ -7,7 +7,9 @@ Classification only — retry decisions belong to the loop machine. Rules:
   except recognised context-length errors → CONTEXT_OVERFLOW; anything else → UNKNOWN.
 * In-stream error objects are classified by their ``type``/``code``
   (Anthropic ``overloaded_error``, OpenAI ``context_length_exceeded`` …).
-* Timeouts, connection resets and truncated bodies → NETWORK.
+* Transport failures (timeouts, refused or reset connections, truncated bodies) arrive
+  already as :class:`~beamclaw_core.providers.base.UpstreamError` (NETWORK) from the
+  upstream seam, translated there from httpx or aiohttp; nothing here knows either.
 
 Messages are extracted from the provider's error body, scrubbed, stripped of the literal
 API key and truncated: they are safe to show and to log.
@@ -22,7 +24,6 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-import httpx
 import orjson
 
 from beamclaw_core.providers.base import ErrorKind, ProviderError
@@ -148,23 +149,6 @@ def kind_for_error_type(etype: str | None, message: str) -> ErrorKind:
     if etype is None:
         return ErrorKind.UNKNOWN
     return _TYPE_KINDS.get(etype, ErrorKind.UNKNOWN)
-
-
-def describe_transport_error(exc: Exception) -> str:
-    """A short, actionable description of an httpx/aiohttp transport failure."""
-    if isinstance(exc, httpx.ConnectTimeout):
-        return "connection timed out (connect_timeout)"
-    if isinstance(exc, httpx.PoolTimeout):
-        return "no free connection in the pool (pool_timeout; raise max_connections)"
-    if isinstance(exc, httpx.ReadTimeout):
-        return "timed out waiting for the response (read_timeout)"
-    if isinstance(exc, httpx.WriteTimeout):
-        return "timed out sending the request (write_timeout)"
-    if isinstance(exc, httpx.ConnectError):
-        return f"cannot connect: {exc}"
-    if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
-        return f"connection broke mid-response (truncated stream): {exc}"
-    return f"{type(exc).__name__}: {exc}"
 
 
 def stream_json_object(

@@ -11,8 +11,12 @@ the one seam, chosen by ``http_transport``:
 * ``httpx``: httpx's client and pool; also used whenever a test hands the provider an
   ``httpx`` transport (``httpx.MockTransport``, say).
 
-Whichever carries the bytes, failures surface as httpx's exception types (aiohttp's are
-translated), so the provider classifies them in one place; bodies arrive decoded (a
+Whichever carries the bytes, a transport failure surfaces as BeamClaw's own
+:class:`~beamclaw_core.providers.base.UpstreamError` (kind ``NETWORK``, with the same
+message on both transports: ``cannot connect: …``, ``timed out waiting for the response
+(read_timeout)``, ``connection broke mid-response (truncated stream): …``), translated
+here at the adapter edge, so nothing above this module knows httpx's or aiohttp's
+exception types; bodies arrive decoded (a
 ``Content-Encoding: gzip`` answer is inflated); no cookies are kept (an LLM API needs
 none, and an endpoint has no business setting state that later requests carry). Stream
 idle and total timeouts are enforced by the provider around each read, not here; httpx's
@@ -31,6 +35,7 @@ import httpx
 from aiohttp.helpers import get_env_proxy_for_url
 from yarl import URL
 
+from beamclaw_core.providers.base import UpstreamError
 from beamclaw_core.providers.settings import ProviderSettings
 
 
@@ -47,7 +52,7 @@ class UpstreamResponse(Protocol):
         ...
 
     def aiter_bytes(self) -> AsyncIterator[bytes]:
-        """The decoded body in chunks; transport failures raise ``httpx.TransportError``."""
+        """The decoded body in chunks; transport failures raise :class:`UpstreamError`."""
         ...
 
     async def aclose(self) -> None: ...
@@ -57,11 +62,22 @@ class Upstream(Protocol):
     """POSTs to one provider over a pooled, long-lived client."""
 
     async def post(self, url: str, content: bytes, headers: Mapping[str, str]) -> UpstreamResponse:
-        """Send; returns once the response headers are in (``httpx.TransportError`` if
+        """Send; returns once the response headers are in (:class:`UpstreamError` if
         they never come)."""
         ...
 
     async def aclose(self) -> None: ...
+
+
+CONNECT_TIMEOUT = "connection timed out (connect_timeout)"
+POOL_TIMEOUT = "no free connection in the pool (pool_timeout; raise max_connections)"
+READ_TIMEOUT = "timed out waiting for the response (read_timeout)"
+WRITE_TIMEOUT = "timed out sending the request (write_timeout)"
+TRUNCATED = "connection broke mid-response (truncated stream)"
+
+
+def _said(exc: Exception) -> str:
+    return str(exc) or type(exc).__name__
 
 
 def http_limits(settings: ProviderSettings) -> httpx.Limits:
@@ -111,6 +127,44 @@ class _CookielessClient(httpx.AsyncClient):
 _NO_COOKIES = _NoCookies()
 
 
+def httpx_failure(exc: httpx.HTTPError) -> UpstreamError:
+    """httpx's failure as our error, worded as the aiohttp one (:func:`aiohttp_failure`)."""
+    if isinstance(exc, httpx.ConnectTimeout):
+        return UpstreamError(CONNECT_TIMEOUT)
+    if isinstance(exc, httpx.PoolTimeout):
+        return UpstreamError(POOL_TIMEOUT)
+    if isinstance(exc, httpx.ReadTimeout):
+        return UpstreamError(READ_TIMEOUT)
+    if isinstance(exc, httpx.WriteTimeout):
+        return UpstreamError(WRITE_TIMEOUT)
+    if isinstance(exc, httpx.ProxyError):
+        return UpstreamError(f"proxy failed: {_said(exc)}")
+    if isinstance(exc, httpx.ConnectError):
+        return UpstreamError(f"cannot connect: {_said(exc)}")
+    if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+        return UpstreamError(f"{TRUNCATED}: {_said(exc)}")
+    return UpstreamError(f"{type(exc).__name__}: {_said(exc)}")
+
+
+class _HttpxResponse:
+    __slots__ = ("_response", "headers", "status_code")
+
+    def __init__(self, response: httpx.Response) -> None:
+        self._response = response
+        self.status_code = response.status_code
+        self.headers: Mapping[str, str] = response.headers
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._response.aiter_bytes():
+                yield chunk
+        except httpx.HTTPError as exc:
+            raise httpx_failure(exc) from exc
+
+    async def aclose(self) -> None:
+        await self._response.aclose()
+
+
 class HttpxUpstream:
     """httpx's client (its own pool, or ``transport``)."""
 
@@ -128,8 +182,11 @@ class HttpxUpstream:
         )
 
     async def post(self, url: str, content: bytes, headers: Mapping[str, str]) -> UpstreamResponse:
-        request = self.client.build_request("POST", url, content=content, headers=headers)
-        return await self.client.send(request, stream=True)
+        try:
+            request = self.client.build_request("POST", url, content=content, headers=headers)
+            return _HttpxResponse(await self.client.send(request, stream=True))
+        except httpx.HTTPError as exc:
+            raise httpx_failure(exc) from exc
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -138,24 +195,25 @@ class HttpxUpstream:
 # -- aiohttp ----------------------------------------------------------------------------
 
 
-def transport_error(exc: aiohttp.ClientError) -> httpx.TransportError:
-    """aiohttp's failure as the httpx exception the provider classifies."""
-    message = str(exc) or type(exc).__name__
+def aiohttp_failure(exc: aiohttp.ClientError) -> UpstreamError:
+    """aiohttp's failure as our error, worded as the httpx one (:func:`httpx_failure`)."""
     if isinstance(exc, aiohttp.ClientProxyConnectionError | aiohttp.ClientHttpProxyError):
-        return httpx.ProxyError(message)
-    if isinstance(exc, aiohttp.ConnectionTimeoutError):
-        return httpx.ConnectTimeout(message)
+        return UpstreamError(f"proxy failed: {_said(exc)}")
+    if isinstance(exc, aiohttp.ConnectionTimeoutError):  # before its base ServerTimeoutError
+        return UpstreamError(CONNECT_TIMEOUT)
     if isinstance(exc, aiohttp.ServerTimeoutError):
-        return httpx.ReadTimeout(message)
+        return UpstreamError(READ_TIMEOUT)
     if isinstance(exc, aiohttp.ClientConnectorError):
-        return httpx.ConnectError(message)
-    if isinstance(exc, aiohttp.InvalidURL):
-        return httpx.UnsupportedProtocol(message)
-    if isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError):
-        return httpx.RemoteProtocolError(message)
-    if isinstance(exc, aiohttp.ClientOSError | aiohttp.ClientConnectionError):
-        return httpx.ReadError(message)
-    return httpx.TransportError(message)
+        return UpstreamError(f"cannot connect: {_said(exc)}")
+    if isinstance(
+        exc,
+        aiohttp.ServerDisconnectedError
+        | aiohttp.ClientPayloadError
+        | aiohttp.ClientOSError
+        | aiohttp.ClientConnectionError,
+    ):
+        return UpstreamError(f"{TRUNCATED}: {_said(exc)}")
+    return UpstreamError(f"{type(exc).__name__}: {_said(exc)}")
 
 
 class _AiohttpResponse:
@@ -172,7 +230,7 @@ class _AiohttpResponse:
             while chunk := await content.readany():
                 yield chunk
         except aiohttp.ClientError as exc:
-            raise transport_error(exc) from exc
+            raise aiohttp_failure(exc) from exc
 
     async def aclose(self) -> None:
         # back to the pool when the body was read to the end, else the connection closes
@@ -248,7 +306,7 @@ class AiohttpUpstream:
                 proxy_auth=proxy_auth,
             )
         except aiohttp.ClientError as exc:
-            raise transport_error(exc) from exc
+            raise aiohttp_failure(exc) from exc
         return _AiohttpResponse(response)
 
     async def aclose(self) -> None:

@@ -24,6 +24,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import httpx
@@ -44,11 +45,11 @@ from beamclaw_core.providers.base import (
     StreamChunk,
     TextDelta,
     ToolCallDelta,
+    UpstreamError,
     UsageChunk,
 )
 from beamclaw_core.providers.classify import (
     describe_body,
-    describe_transport_error,
     kind_for_status,
     parse_retry_after,
     safe_text,
@@ -109,6 +110,15 @@ def completion_chunks(completion: Completion) -> list[StreamChunk]:
         out.append(UsageChunk(usage=msg.usage))
     out.append(FinishChunk(reason=completion.finish_reason, model=completion.model))
     return out
+
+
+@dataclass
+class _Ending:
+    """How a streamed response ended, filled in by whichever reader consumed it."""
+
+    reason: str = "stop"
+    usage: Usage | None = None
+    model: str | None = None
 
 
 class HttpProvider(ABC):
@@ -212,81 +222,29 @@ class HttpProvider(ABC):
         opts = options or CompletionOptions()
         model = opts.model or self.model
         started = self._started(messages, opts, model, stream=True)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self._settings.total_timeout
+        deadline = asyncio.get_running_loop().time() + self._settings.total_timeout
         seen = StreamAssembler(provider=self._name, strip_thinking_tags=False)
+        ending = _Ending()
         status: int | None = None
         outcome: Completion | ProviderError | None = None
         try:
             key = self._api_key()
-            body = self.build_body(messages, opts, model, stream=True)
-            idle = self._settings.stream_idle_timeout
-            try:
-                async with asyncio.timeout_at(min(loop.time() + idle, deadline)):
-                    resp = await self._send(body, key)
-            except TimeoutError as e:
-                raise self._error(
-                    ErrorKind.NETWORK,
-                    f"the stream stalled: no response within stream_idle_timeout ({idle:g}s)",
-                    model,
-                ) from e
+            resp = await self._open_stream(
+                self.build_body(messages, opts, model, stream=True), key, model, deadline
+            )
             status = resp.status_code
             try:
-                ctype = resp.headers.get("content-type", "")
-                if "text/event-stream" not in ctype:
-                    async with asyncio.timeout_at(deadline):
-                        raw = await self._read_body(resp, key, model)
-                    if "json" not in ctype:
-                        shown = safe_text(raw.decode(errors="replace"), key, 120)
-                        raise self._error(
-                            ErrorKind.UNKNOWN,
-                            "expected an SSE stream (text/event-stream) but got "
-                            f"{ctype or 'no content-type'}: {shown}",
-                            model,
-                        )
-                    parsed = self.parse_completion(self._json(raw, key, model, ctype), model)
-                    for chunk in completion_chunks(parsed):
-                        if isinstance(chunk, UsageChunk | FinishChunk):
-                            continue
+                async with aclosing(
+                    self._response_chunks(resp, key, model, deadline, ending)
+                ) as chunks:
+                    async for chunk in chunks:
                         seen.feed(chunk)
                         yield chunk
-                    final_reason, final_usage, final_model = (
-                        parsed.finish_reason,
-                        parsed.message.usage,
-                        parsed.model,
-                    )
-                else:
-                    decoder = self.stream_decoder(model)
-                    async with aclosing(self._events(resp, deadline, key, model)) as events:
-                        async for event in events:
-                            for chunk in decoder.feed(event):
-                                seen.feed(chunk)
-                                yield chunk
-                            if decoder.done:
-                                break
-                    if not decoder.done and decoder.finish_reason is None:
-                        raise self._error(
-                            ErrorKind.NETWORK,
-                            "the stream ended before the response finished (truncated stream)",
-                            model,
-                        )
-                    final_reason = decoder.finish_reason or "stop"
-                    final_usage, final_model = decoder.usage, decoder.model
             finally:
                 await resp.aclose()
-            reply_model = final_model or model
-            seen.feed(FinishChunk(reason=final_reason, model=reply_model))
-            reply = seen.completion().message
-            usage = self._usage(final_usage, messages, reply, opts, reply_model)
-            reason = "tool_calls" if reply.tool_calls else final_reason
-            outcome = Completion(
-                message=reply.model_copy(update={"usage": usage}),
-                finish_reason=reason,
-                model=reply_model,
-                provider=self._name,
-            )
-            yield UsageChunk(usage=usage)
-            yield FinishChunk(reason=reason, model=reply_model)
+            outcome = self._assemble(seen, ending, messages, opts, model)
+            yield UsageChunk(usage=outcome.message.usage or Usage())
+            yield FinishChunk(reason=outcome.finish_reason, model=outcome.model)
         except ProviderError as e:
             outcome = e
             raise
@@ -295,6 +253,102 @@ class HttpProvider(ABC):
                 self._finished(started, model, status=status or outcome.status, error=outcome)
             else:
                 self._finished(started, model, status=status, completion=outcome)
+
+    async def _open_stream(
+        self, body: dict[str, Any], key: str | None, model: str, deadline: float
+    ) -> UpstreamResponse:
+        """Send a stream request; its headers must come within ``stream_idle_timeout``."""
+        idle = self._settings.stream_idle_timeout
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout_at(min(loop.time() + idle, deadline)):
+                return await self._send(body, key)
+        except TimeoutError as e:
+            raise self._error(
+                ErrorKind.NETWORK,
+                f"the stream stalled: no response within stream_idle_timeout ({idle:g}s)",
+                model,
+            ) from e
+
+    def _response_chunks(
+        self, resp: UpstreamResponse, key: str | None, model: str, deadline: float, ending: _Ending
+    ) -> AsyncGenerator[StreamChunk, None]:
+        """The deltas of a stream's response, SSE or (tolerated) one whole JSON answer;
+        how it ended goes to ``ending``."""
+        ctype = resp.headers.get("content-type", "")
+        if "text/event-stream" in ctype:
+            return self._sse_chunks(resp, key, model, deadline, ending)
+        return self._whole_body_chunks(resp, key, model, deadline, ctype, ending)
+
+    async def _sse_chunks(
+        self, resp: UpstreamResponse, key: str | None, model: str, deadline: float, ending: _Ending
+    ) -> AsyncGenerator[StreamChunk, None]:
+        """Decode SSE events into deltas; a stream without its end is truncated (NETWORK)."""
+        decoder = self.stream_decoder(model)
+        async with aclosing(self._events(resp, deadline, key, model)) as events:
+            async for event in events:
+                for chunk in decoder.feed(event):
+                    yield chunk
+                if decoder.done:
+                    break
+        if not decoder.done and decoder.finish_reason is None:
+            raise self._error(
+                ErrorKind.NETWORK,
+                "the stream ended before the response finished (truncated stream)",
+                model,
+            )
+        ending.reason = decoder.finish_reason or "stop"
+        ending.usage, ending.model = decoder.usage, decoder.model
+
+    async def _whole_body_chunks(
+        self,
+        resp: UpstreamResponse,
+        key: str | None,
+        model: str,
+        deadline: float,
+        ctype: str,
+        ending: _Ending,
+    ) -> AsyncGenerator[StreamChunk, None]:
+        """A JSON answer to a stream request, as deltas; any other body is UNKNOWN."""
+        async with asyncio.timeout_at(deadline):
+            raw = await self._read_body(resp, key, model)
+        if "json" not in ctype:
+            shown = safe_text(raw.decode(errors="replace"), key, 120)
+            raise self._error(
+                ErrorKind.UNKNOWN,
+                "expected an SSE stream (text/event-stream) but got "
+                f"{ctype or 'no content-type'}: {shown}",
+                model,
+            )
+        parsed = self.parse_completion(self._json(raw, key, model, ctype), model)
+        for chunk in completion_chunks(parsed):
+            if not isinstance(chunk, UsageChunk | FinishChunk):
+                yield chunk
+        ending.reason, ending.usage, ending.model = (
+            parsed.finish_reason,
+            parsed.message.usage,
+            parsed.model,
+        )
+
+    def _assemble(
+        self,
+        seen: StreamAssembler,
+        ending: _Ending,
+        messages: list[Message],
+        opts: CompletionOptions,
+        model: str,
+    ) -> Completion:
+        """The streamed reply as one completion, with usage (estimated if unreported)."""
+        reply_model = ending.model or model
+        seen.feed(FinishChunk(reason=ending.reason, model=reply_model))
+        reply = seen.completion().message
+        usage = self._usage(ending.usage, messages, reply, opts, reply_model)
+        return Completion(
+            message=reply.model_copy(update={"usage": usage}),
+            finish_reason="tool_calls" if reply.tool_calls else ending.reason,
+            model=reply_model,
+            provider=self._name,
+        )
 
     # -- wire format hooks ---------------------------------------------------------------
 
@@ -363,10 +417,8 @@ class HttpProvider(ABC):
     async def _send(self, body: dict[str, Any], key: str | None) -> UpstreamResponse:
         try:
             resp = await self._upstream.post(self._url, orjson.dumps(body), self._headers_for(key))
-        except httpx.HTTPError as e:
-            raise self._error(
-                ErrorKind.NETWORK, safe_text(describe_transport_error(e), key), body.get("model")
-            ) from e
+        except UpstreamError as e:
+            raise self._error(e.kind, safe_text(e.message, key), body.get("model")) from e
         if resp.status_code >= 400:
             try:
                 raw = await self._read_body(resp, key, body.get("model"))
@@ -414,11 +466,9 @@ class HttpProvider(ABC):
                         status=resp.status_code,
                     )
                 parts.append(part)
-        except httpx.HTTPError as e:
+        except UpstreamError as e:
             raise self._error(
-                ErrorKind.NETWORK,
-                safe_text(describe_transport_error(e), key),
-                model if isinstance(model, str) else None,
+                e.kind, safe_text(e.message, key), model if isinstance(model, str) else None
             ) from e
         return b"".join(parts)
 
@@ -459,10 +509,8 @@ class HttpProvider(ABC):
                 raise self._error(
                     ErrorKind.NETWORK, f"the stream stalled: {what} exceeded", model
                 ) from e
-            except httpx.HTTPError as e:
-                raise self._error(
-                    ErrorKind.NETWORK, safe_text(describe_transport_error(e), key), model
-                ) from e
+            except UpstreamError as e:
+                raise self._error(e.kind, safe_text(e.message, key), model) from e
             size += len(part)
             if size > limit:
                 raise self._error(

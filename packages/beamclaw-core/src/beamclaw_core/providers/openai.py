@@ -17,8 +17,8 @@ from beamclaw_core.providers.base import Completion, CompletionOptions
 from beamclaw_core.providers.http_provider import HttpProvider, StreamDecoder
 from beamclaw_core.providers.openai_wire import (
     OpenAIStreamDecoder,
+    openai_message_memo,
     parse_openai_completion,
-    to_openai_message,
     to_openai_tool,
     tool_choice,
 )
@@ -49,7 +49,7 @@ class OpenAIProvider(HttpProvider):
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": model,
-            "messages": [to_openai_message(m) for m in messages],
+            "messages": openai_message_memo.many(messages),
             "stream": stream,
         }
         if stream and self.settings.include_stream_usage:

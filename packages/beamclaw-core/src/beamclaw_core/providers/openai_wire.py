@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
+
 from beamclaw_core.messages import Message, Role, Usage
 from beamclaw_core.parsing import IdFactory, canonical_args
 from beamclaw_core.providers.base import (
@@ -34,6 +36,7 @@ from beamclaw_core.providers.classify import (
     safe_text,
     stream_json_object,
 )
+from beamclaw_core.providers.memo import MessageMemo
 from beamclaw_core.providers.sse import ServerSentEvent
 from beamclaw_tools import ImagePart, TextPart, ToolCall, ToolDef
 
@@ -84,6 +87,17 @@ def to_openai_message(message: Message) -> dict[str, Any]:
         else:
             parts.append({"type": "image_url", "image_url": {"url": image_data_url(part)}})
     return {"role": role.value, "content": parts}
+
+
+def encoded_openai_message(message: Message) -> orjson.Fragment:
+    """:func:`to_openai_message`, already encoded: ``orjson.dumps`` of a request
+    embeds it verbatim, byte for byte what encoding the dict there would give."""
+    return orjson.Fragment(orjson.dumps(to_openai_message(message)))
+
+
+openai_message_memo = MessageMemo(encoded_openai_message)
+""":func:`encoded_openai_message` of each message, derived once: a request about a long
+history neither rebuilds nor re-encodes the messages it sent before."""
 
 
 def to_openai_tool(tool: ToolDef) -> dict[str, Any]:

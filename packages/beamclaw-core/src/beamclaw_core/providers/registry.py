@@ -54,14 +54,21 @@ def build_provider_chain(
     providers: Mapping[str, ProviderSettings],
     *,
     transport: httpx.AsyncBaseTransport | None = None,
+    model: str | None = None,
 ) -> Provider:
-    """``name``'s provider, wrapped in failover when it has fallbacks."""
+    """``name``'s provider, wrapped in failover when it has fallbacks.
+
+    ``model`` replaces the section's ``model`` for this chain only (an agent's own model);
+    fallbacks keep theirs.
+    """
     settings = providers.get(name)
     if settings is None:
         known = ", ".join(sorted(providers)) or "none"
         raise ProviderConfigError(
             name, "default_provider", f"no [core.providers.{name}] section (configured: {known})"
         )
+    if model is not None:
+        settings = settings.model_copy(update={"model": model})
     if not settings.fallbacks:
         return build_provider(name, settings, transport=transport)
     built: dict[str, Provider] = {name: build_provider(name, settings, transport=transport)}

@@ -13,6 +13,7 @@ import math
 from collections.abc import Sequence
 
 from beamclaw_core.messages import Message, Usage
+from beamclaw_core.providers.memo import MessageMemo
 from beamclaw_tools import ToolDef
 
 CHARS_PER_TOKEN = 4.0
@@ -28,8 +29,8 @@ def estimate_tokens(text: str) -> int:
     return max(1, math.ceil(len(text) / CHARS_PER_TOKEN))
 
 
-def estimate_message_tokens(message: Message) -> int:
-    """Tokens one message costs in a prompt, tool calls and images included."""
+def count_message_tokens(message: Message) -> int:
+    """Tokens one message costs in a prompt, tool calls and images included (computed)."""
     total = MESSAGE_OVERHEAD_TOKENS + estimate_tokens(message.text)
     total += IMAGE_TOKENS * len(message.images)
     for call in message.tool_calls:
@@ -39,6 +40,17 @@ def estimate_message_tokens(message: Message) -> int:
     if message.reasoning:
         total += estimate_tokens(message.reasoning)
     return total
+
+
+message_tokens_memo = MessageMemo(count_message_tokens)
+""":func:`count_message_tokens` of each message, derived once."""
+
+
+def estimate_message_tokens(message: Message) -> int:
+    """Tokens one message costs in a prompt, tool calls and images included; computed
+    once per message object (messages are frozen), so a prompt re-estimated on every
+    call costs a lookup per message it had before."""
+    return message_tokens_memo(message)
 
 
 _tool_tokens: dict[int, tuple[ToolDef, int]] = {}
@@ -63,7 +75,7 @@ def estimate_tool_tokens(tool: ToolDef) -> int:
 
 def estimate_prompt_tokens(messages: Sequence[Message], tools: Sequence[ToolDef] = ()) -> int:
     """Tokens of a whole request: every message plus every tool definition."""
-    total = sum(estimate_message_tokens(m) for m in messages)
+    total = sum(message_tokens_memo.many(messages))
     return total + sum(estimate_tool_tokens(tool) for tool in tools)
 
 

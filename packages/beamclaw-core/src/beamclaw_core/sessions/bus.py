@@ -17,6 +17,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 
 from beamclaw_core.loop.turn_events import TurnDone, TurnError, TurnEvent
+from beamclaw_core.sessions.errors import SessionError
 
 DEFAULT_BUFFER = 1024
 _END = object()
@@ -160,7 +161,7 @@ class TurnHandle:
         raise TurnFailed(event)
 
 
-class TurnFailed(Exception):  # noqa: N818 - reads as "the turn failed"
+class TurnFailed(SessionError):  # noqa: N818 - reads as "the turn failed"
     """The turn ended without an answer (error, cancel, drop)."""
 
     def __init__(self, event: TurnEvent) -> None:

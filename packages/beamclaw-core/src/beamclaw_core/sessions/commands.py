@@ -80,7 +80,7 @@ async def _status(lane: SessionLane) -> str:
         f"Queued messages: {info.queued}",
         f"Messages in context: {len(view.messages)}" + (" (+ summary)" if view.summary else ""),
         f"Model: {provider.model}",
-        f"Autonomy: {lane.rt.settings.autonomy_level.value}",
+        f"Autonomy: {lane.rt.autonomy_for(lane.agent_id).value}",
         f"Always-approved tools: {', '.join(sorted(lane.allowlist)) or 'none'}",
     ]
     return "\n".join(lines)

@@ -461,7 +461,7 @@ class SessionLane:
         return LoopContext(
             conversation_id=self.id,
             agent_id=self.agent_id,
-            autonomy=s.autonomy_level,
+            autonomy=self.rt.autonomy_for(self.agent_id),
             is_sub_agent=self.is_sub_agent,
             tool_policies=rules,
             allowlist=frozenset(self.allowlist),
@@ -485,7 +485,7 @@ class SessionLane:
             agent_id=self.agent_id,
             user_id=self.user_id,
             channel=self.channel,
-            autonomy=self.rt.settings.autonomy_level,
+            autonomy=self.rt.autonomy_for(self.agent_id),
         )
 
     def deps(self) -> LoopDeps:
@@ -524,7 +524,7 @@ class SessionLane:
             spawn=spawn,
             cancel_children=rt.cancel_children,
             submit=submit,
-            chunk_size=rt.settings.agentic_loop.stream_chunk_size,
+            stream_coalesce_seconds=rt.settings.agentic_loop.stream_coalesce_ms / 1000,
             live=self.bus.wants_drafts,
             context_window=window,
             on_effect=rt.on_effect,

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from beamclaw_core.agent_settings import AgentSettings, agent_profile
 from beamclaw_core.approvals import AlwaysAllowlist
 from beamclaw_core.loop import effects as fx
 from beamclaw_core.loop.context import ApprovalRules
@@ -15,7 +16,7 @@ from beamclaw_core.messages import Message
 from beamclaw_core.providers import Provider
 from beamclaw_core.settings import CoreSettings
 from beamclaw_core.store import ConversationStore
-from beamclaw_tools import SessionRef, ToolPolicy, ToolRegistry
+from beamclaw_tools import Autonomy, SessionRef, ToolPolicy, ToolRegistry
 
 
 class SystemPromptSource(Protocol):
@@ -65,6 +66,12 @@ class Runtime:
     cancel_children: Callable[[tuple[str, ...]], Awaitable[None]] | None = None
     approval_rules: ApprovalRules = field(default_factory=ApprovalRules)
     """Shared by every lane: a fresh session's first turn finds the rules built."""
+    agents: Mapping[str, AgentSettings] = field(default_factory=dict[str, AgentSettings])
+    """``[agents.<id>]``: per-agent choices; an agent not listed uses ``[core]``."""
+
+    def autonomy_for(self, agent_id: str) -> Autonomy:
+        """The agent's ``autonomy_level``, else ``[core] autonomy_level``."""
+        return agent_profile(self.settings, self.agents, agent_id).autonomy
 
     def local_day_start(self, now: float) -> float:
         """Epoch seconds of today's local midnight (daily cost budgets)."""

@@ -105,11 +105,7 @@ class FakeAnthropicServer(FakeLLMServer):
                 deltas.append({"type": "signature_delta", "signature": SIGNATURE})
             elif kind == "text":
                 opening = {"type": "text", "text": ""}
-                text = block["text"]
-                deltas = [
-                    {"type": "text_delta", "text": text[i : i + size]}
-                    for i in range(0, len(text), size)
-                ]
+                deltas = [{"type": "text_delta", "text": t} for t in reply.text_pieces()]
             else:
                 opening = {
                     "type": "tool_use",

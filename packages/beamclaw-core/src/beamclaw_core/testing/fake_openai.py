@@ -1,8 +1,8 @@
 """A fake OpenAI-compatible server: ``POST /v1/chat/completions`` (JSON and SSE).
 
-Streams look like OpenAI's: a role chunk, content in ``chunk_size`` pieces, reasoning as
-``delta.reasoning``, each tool call as an ``index``/``id``/``name`` chunk followed by
-argument fragments, a chunk with ``finish_reason``, a usage-only chunk when the request set
+Streams look like OpenAI's: a role chunk, content in ``chunk_size`` pieces (or one chunk
+per scripted token), reasoning as ``delta.reasoning``, each tool call as an
+``index``/``id``/``name`` chunk followed by argument fragments, a chunk with ``finish_reason``, a usage-only chunk when the request set
 ``stream_options.include_usage`` (and the reply has usage), then ``data: [DONE]``.
 """
 
@@ -96,9 +96,7 @@ class FakeOpenAIServer(FakeLLMServer):
                 chunk({"reasoning": reply.reasoning[i : i + size]})
                 for i in range(0, len(reply.reasoning), size)
             ]
-        frames += [
-            chunk({"content": reply.text[i : i + size]}) for i in range(0, len(reply.text), size)
-        ]
+        frames += [chunk({"content": piece}) for piece in reply.text_pieces()]
         for index, call in enumerate(reply.tool_calls):
             frames.append(
                 chunk(

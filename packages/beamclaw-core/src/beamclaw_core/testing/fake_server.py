@@ -232,7 +232,10 @@ class FakeLLMServer(ABC):
         await resp.prepare(request)
         delay = reply.delay if reply else 0.0
         hold = reply.hold if reply else None
+        gate = reply.gate if reply else None
         for i, frame in enumerate(frames):
+            if gate is not None and i:
+                await gate(i)
             if hold is not None and i == len(frames) - 2:
                 await hold.wait()
             if delay and i:

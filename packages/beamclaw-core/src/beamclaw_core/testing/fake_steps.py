@@ -4,9 +4,11 @@ A fake server consumes one step per request (a callable step sees the
 :class:`RecordedRequest` and returns the step to play). Steps:
 
 * :class:`FakeReply` — a normal answer (text, tool calls, reasoning, usage), streamed when
-  the request asks for it; ``delay`` drips each event slowly; ``hold`` makes the server
-  wait for an :class:`asyncio.Event` before sending the last two frames (tests prove
-  chunks reach the client before the stream ends).
+  the request asks for it, in ``chunk_size`` pieces or as the given ``tokens`` (one event
+  each, as real providers stream); ``delay`` is the gap between events; ``gate`` is
+  awaited before each event after the first (a test paces the stream by what its client
+  has seen); ``hold`` makes the server wait for an :class:`asyncio.Event` before sending
+  the last two frames (tests prove chunks reach the client before the stream ends).
 * :class:`HttpFault` — an error status with a body and headers (``rate_limit``,
   ``server_error``, ``auth_error``, ``bad_request``, ``context_overflow`` helpers).
 * :class:`Truncate` — stream ``after_events`` events of a reply, then drop the connection.
@@ -19,7 +21,7 @@ A fake server consumes one step per request (a callable step sees the
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +68,22 @@ class FakeReply:
     chunk_size: int = 4
     delay: float = 0.0
     hold: asyncio.Event | None = None
+    tokens: tuple[str, ...] = ()
+    """Stream the text as exactly these deltas (``text`` defaults to their join)."""
+    gate: Callable[[int], Awaitable[None]] | None = None
+    """Awaited before stream event ``i`` (``i >= 1``; event 0 is the first, with tokens
+    event ``i`` is token ``i - 1``)."""
+
+    def __post_init__(self) -> None:
+        if self.tokens and not self.text:
+            object.__setattr__(self, "text", "".join(self.tokens))
+
+    def text_pieces(self) -> list[str]:
+        """The content deltas of a stream: the tokens, else ``chunk_size`` slices."""
+        if self.tokens:
+            return list(self.tokens)
+        size = max(1, self.chunk_size)
+        return [self.text[i : i + size] for i in range(0, len(self.text), size)]
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from beamclaw_core.errors import BeamclawCoreError
+
 RACY_WINDOW_NS = 2_000_000_000
 """Files modified this recently are not trusted from the cache (2 s covers the coarsest
 common mtime granularity, FAT's)."""
@@ -42,7 +44,7 @@ _Identity = tuple[int, int, int, int, int]
 StrPath = str | Path
 
 
-class CacheMiss(Exception):  # noqa: N818 - a control-flow signal, not an error
+class CacheMiss(BeamclawCoreError):  # noqa: N818 - a control-flow signal, not an error
     """Raised by :meth:`FileTextCache.cached` when a file's text must be read."""
 
     def __init__(self, path: StrPath) -> None:

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
+from typing import TypeVar
 
 from beamclaw_core.messages import Message
 from beamclaw_core.workspace.environment import (
@@ -39,6 +40,8 @@ from beamclaw_core.workspace.templates import BOOTSTRAP_FILES, BootstrapFile
 from beamclaw_core.workspace.truncate import MAX_FILE_BYTES, truncate_for_prompt
 
 SECTION_SEPARATOR = "\n\n"
+
+_Part = TypeVar("_Part")
 
 ReadText = Callable[[Path], "str | None"]
 """How the prompt reads a file: its text, or None when absent, unreadable or blank."""
@@ -194,6 +197,26 @@ def memory_section(text: str | None, max_file_bytes: int) -> PromptSection | Non
     return _file_section(SectionKind.MEMORY, text, name, name, max_file_bytes)
 
 
+def in_prompt_order(
+    head: Iterable[_Part],
+    skills: _Part | None,
+    environment: _Part,
+    daily_logs: Iterable[_Part],
+    memory: _Part | None,
+) -> list[_Part]:
+    """The parts in the prompt's order (module docstring), skipping absent ones: the one
+    place that order lives, for :func:`build_system_prompt` (sections) and
+    :class:`~beamclaw_core.workspace.prompt_cache.PromptCache` (memoised messages)."""
+    out = list(head)
+    if skills is not None:
+        out.append(skills)
+    out.append(environment)
+    out.extend(daily_logs)
+    if memory is not None:
+        out.append(memory)
+    return out
+
+
 def build_system_prompt(
     agent: str,
     *,
@@ -229,25 +252,22 @@ def build_system_prompt(
     found = directory.is_dir()
     files = {f: read(directory / f.value) for f in BOOTSTRAP_FILES} if found else {}
     zone = resolve_timezone(timezone, files.get(BootstrapFile.USER))
-    sections = head_sections(
+    head = head_sections(
         agent,
         found=found,
         files=files,
         include_heartbeat=include_heartbeat,
         max_file_bytes=max_file_bytes,
     )
-    skills = skills_section_of(skills_section)
-    if skills is not None:
-        sections.append(skills)
-    sections.append(environment_section(now=now, last_message_at=last_message_at, zone=zone))
+    environment = environment_section(now=now, last_message_at=last_message_at, zone=zone)
+    logs: list[PromptSection] = []
     if found:
         for day, when in daily_log_days(now.astimezone(zone.zone).date()):
             text = read(daily_log_path(directory, day))
             if text is not None:
-                sections.append(daily_log_section(text, day, when, max_file_bytes))
-        memory = memory_section(files[BootstrapFile.MEMORY], max_file_bytes)
-        if memory is not None:
-            sections.append(memory)
+                logs.append(daily_log_section(text, day, when, max_file_bytes))
+    memory = memory_section(files[BootstrapFile.MEMORY], max_file_bytes) if found else None
+    sections = in_prompt_order(head, skills_section_of(skills_section), environment, logs, memory)
     return SystemPrompt(agent, tuple(sections), zone, found)
 
 

@@ -43,6 +43,7 @@ from beamclaw_core.workspace.prompt import (
     daily_log_section,
     environment_section,
     head_sections,
+    in_prompt_order,
     memory_section,
     section_message,
     skills_section_of,
@@ -155,12 +156,8 @@ class PromptCache:
         found = os.path.isdir(layout.directory)
         texts = tuple(read(path) for path in layout.files) if found else ()
         head = self._head(agent, found, texts, timezone, include_heartbeat, max_file_bytes)
-        out = list(head.messages)
-        skills = self._skills_message(skills_section)
-        if skills is not None:
-            out.append(skills)
         environment, today = self._environment(now, last_message_at, head.zone)
-        out.append(environment)
+        logs: list[Message] = []
         if found:
             days = layout.logs.get(today)
             if days is None:
@@ -173,10 +170,9 @@ class PromptCache:
             for path, day, when in days:
                 text = read(path)
                 if text is not None:
-                    out.append(self._log(path, day, when, text, max_file_bytes))
-            if head.memory is not None:
-                out.append(head.memory)
-        return out
+                    logs.append(self._log(path, day, when, text, max_file_bytes))
+        skills = self._skills_message(skills_section)
+        return in_prompt_order(head.messages, skills, environment, logs, head.memory)
 
     def _head(
         self,

@@ -14,9 +14,9 @@ from pathlib import Path
 from pydantic import Field
 
 from beamclaw_tools.base import ToolArgs, TypedTool, make_definition
-from beamclaw_tools.builtin.files import FileToolError, read_text, write_atomic
+from beamclaw_tools.builtin.files import read_text, write_atomic
 from beamclaw_tools.builtin.patching import FilePatch, apply_file_patch, parse_patch
-from beamclaw_tools.errors import PatchError, PathOutsideRootsError
+from beamclaw_tools.errors import FileToolError, PatchError, PathOutsideRootsError
 from beamclaw_tools.paths import WorkspaceRoots
 from beamclaw_tools.settings import FileToolsSettings
 from beamclaw_tools.types import Autonomy, SessionRef, ToolOutput

@@ -17,14 +17,10 @@ from pathlib import Path
 from pydantic import Field
 
 from beamclaw_tools.base import ToolArgs, TypedTool, make_definition
-from beamclaw_tools.errors import PathOutsideRootsError
+from beamclaw_tools.errors import FileToolError, PathOutsideRootsError
 from beamclaw_tools.paths import BINARY_SNIFF_BYTES, WorkspaceRoots, is_binary
 from beamclaw_tools.settings import FileToolsSettings
 from beamclaw_tools.types import Autonomy, SessionRef, ToolOutput
-
-
-class FileToolError(Exception):
-    """Internal signal carrying a message for ``ToolOutput.error``."""
 
 
 def read_text(path: Path, display: str, max_bytes: int) -> tuple[str, bool]:

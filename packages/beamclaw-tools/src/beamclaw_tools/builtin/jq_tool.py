@@ -14,8 +14,8 @@ import jq
 from pydantic import Field, model_validator
 
 from beamclaw_tools.base import ToolArgs, TypedTool, make_definition
-from beamclaw_tools.builtin.files import FileToolError, read_text
-from beamclaw_tools.errors import PathOutsideRootsError
+from beamclaw_tools.builtin.files import read_text
+from beamclaw_tools.errors import FileToolError, PathOutsideRootsError
 from beamclaw_tools.paths import WorkspaceRoots
 from beamclaw_tools.settings import FileToolsSettings, JqSettings
 from beamclaw_tools.types import SessionRef, ToolOutput

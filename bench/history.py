@@ -1,0 +1,132 @@
+"""Per-turn cost against history length: one session driven for ``TURNS`` turns.
+
+Each turn is a non-streaming ``POST /v1/chat/completions`` with the same ``X-Session-Id``
+through a real gateway (uvicorn on 127.0.0.1, the OpenAI provider pointed at the fake
+server of ``bench.gateway``, in a child process), so the request the gateway sends
+upstream grows by two messages a turn (~2,000 messages at the end). After each turn the
+exact body that turn sent upstream is replayed directly to the fake server (the
+baseline, in the same run, the same bytes): ``added`` is gateway turn minus direct
+replay, i.e. what BeamClaw itself costs on top of the upstream request at that length.
+Background work a turn leaves (transcript indexing) is flushed between the two, outside
+both timings.
+
+Reported: ``added_p50_early_ms`` (turns 20-120), ``added_p50_late_ms`` (turns
+``TURNS``-100..``TURNS``), ``late_vs_early`` (their ratio; the goal is <= 1.2), the same
+for the gateway turn and the direct replay alone, the same comparison in this process's
+CPU time (``added_cpu_*``: steadier than wall-clock time when other work shares the
+cores), and the upstream body size at the end.
+Opt-in (``python -m bench history``): it drives 1,000 turns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bench.common import max_rss_mb
+from bench.gateway import _SERVER, GW_BODY, _client, _post, bench_config
+
+DEFAULT = False
+TURNS = 1_000
+EARLY = (20, 120)
+"""Turn numbers (1-based, inclusive) of the early window."""
+LATE = (TURNS - 100, TURNS)
+
+
+async def _replay(client: Any, url: str, body: bytes) -> float:
+    start = time.perf_counter()
+    async with client.post(url, data=body, headers={"content-type": "application/json"}) as r:
+        await r.read()
+    elapsed = time.perf_counter() - start
+    r.raise_for_status()
+    return elapsed
+
+
+async def _measure(fake_url: str, last_request: Callable[[], bytes]) -> dict[str, Any]:
+    from beamclaw_gateway.testing import live_gateway
+
+    direct_url = f"{fake_url}/chat/completions"
+    via: list[float] = []
+    direct: list[float] = []
+    via_cpu: list[float] = []
+    direct_cpu: list[float] = []
+    size = 0
+    async with live_gateway(None, bench_config(fake_url)) as gw, _client() as client:
+        gw_url = f"{gw.base_url}/v1/chat/completions"
+        core = gw.runtime.core
+        session = "bench-history"
+        for _ in range(TURNS):
+            cpu = time.process_time()
+            via.append(await _post(client, gw_url, GW_BODY, session))
+            via_cpu.append(time.process_time() - cpu)
+            await core.flush_indexing()
+            body = await asyncio.to_thread(last_request)
+            size = len(body)
+            cpu = time.process_time()
+            direct.append(await _replay(client, direct_url, body))
+            direct_cpu.append(time.process_time() - cpu)
+
+    def p50(values: list[float], window: tuple[int, int]) -> float:
+        return statistics.median(values[window[0] - 1 : window[1]]) * 1000
+
+    added = [v - d for v, d in zip(via, direct, strict=True)]
+    early, late = p50(added, EARLY), p50(added, LATE)
+    added_cpu = [v - d for v, d in zip(via_cpu, direct_cpu, strict=True)]
+    cpu_early, cpu_late = p50(added_cpu, EARLY), p50(added_cpu, LATE)
+    return {
+        "turns": TURNS,
+        "added_p50_early_ms": round(early, 3),
+        "added_p50_late_ms": round(late, 3),
+        "late_vs_early": round(late / early, 2) if early > 0 else float("nan"),
+        "added_cpu_p50_early_ms": round(cpu_early, 3),
+        "added_cpu_p50_late_ms": round(cpu_late, 3),
+        "cpu_late_vs_early": round(cpu_late / cpu_early, 2) if cpu_early > 0 else float("nan"),
+        "gateway_p50_early_ms": round(p50(via, EARLY), 3),
+        "gateway_p50_late_ms": round(p50(via, LATE), 3),
+        "direct_p50_early_ms": round(p50(direct, EARLY), 3),
+        "direct_p50_late_ms": round(p50(direct, LATE), 3),
+        "upstream_body_kib_at_end": round(size / 1024, 1),
+        "peak_rss_mib": round(max_rss_mb(), 1),
+        "load_average_1m": round(os.getloadavg()[0], 2),
+        "goal_late_vs_early": 1.2,
+        "goal_added_p50_ms": 2.0,
+    }
+
+
+def run() -> dict[str, Any]:
+    """Run the benchmark; returns the measurements and ratios (prints nothing)."""
+    server = subprocess.Popen(
+        [sys.executable, "-c", _SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    saved = os.environ.get("BEAMCLAW_HOME")
+    try:
+        assert server.stdout is not None
+        fake_url = server.stdout.readline().strip()
+        with tempfile.TemporaryDirectory() as home:
+            os.environ["BEAMCLAW_HOME"] = home
+            from beamclaw_gateway.server import loop_runner
+
+            name, run_loop = loop_runner("auto")
+
+            def last_request() -> bytes:
+                assert server.stdin is not None and server.stdout is not None
+                server.stdin.write("last\n")
+                server.stdin.flush()
+                return server.stdout.readline().rstrip("\n").encode()
+
+            return {**run_loop(_measure(fake_url, last_request)), "event_loop": name}
+    finally:
+        if saved is None:
+            os.environ.pop("BEAMCLAW_HOME", None)
+        else:
+            os.environ["BEAMCLAW_HOME"] = saved
+        assert server.stdin is not None
+        server.stdin.close()
+        server.wait(timeout=10)

@@ -1,0 +1,70 @@
+"""``[agents.<id>]``: what one agent runs on, with ``[core]`` as the fallback.
+
+An agent chooses its provider (a name under ``[core.providers]``), a model overriding
+that provider's for this agent only, and its autonomy level; its tool allow/deny list
+lives in ``[tools.agents.<id>]``. Invariant: every unset key, and every agent not listed,
+resolves exactly to the ``[core]`` defaults (``default_provider``, that provider's
+``model``, ``autonomy_level``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from beamclaw_core.settings import CoreSettings
+from beamclaw_obs import Section
+from beamclaw_tools import Autonomy
+
+
+class AgentSettings(Section):
+    """``[agents.<id>]``: one agent's provider, model and autonomy (unset = ``[core]``)."""
+
+    provider: str | None = None
+    """Provider name under ``[core.providers]``; None = ``[core] default_provider``."""
+    model: str | None = None
+    """Model for this agent only, replacing its provider's ``model``; None = the provider's."""
+    autonomy_level: Autonomy | None = None
+    """``read_only``, ``supervised`` or ``full``; None = ``[core] autonomy_level``."""
+
+
+@dataclass(frozen=True)
+class AgentProfile:
+    """An agent's resolved choices (see :func:`agent_profile`)."""
+
+    agent_id: str
+    provider: str
+    model_override: str | None
+    """The agent's own model, or None when it uses its provider's configured model."""
+    autonomy: Autonomy
+
+    def model(self, core: CoreSettings) -> str:
+        """The model the agent's turns ask for ("" when its provider is not configured)."""
+        if self.model_override is not None:
+            return self.model_override
+        settings = core.providers.get(self.provider)
+        return settings.model if settings is not None else ""
+
+
+def agent_profile(
+    core: CoreSettings, agents: Mapping[str, AgentSettings], agent_id: str
+) -> AgentProfile:
+    """``agent_id``'s ``[agents.<id>]`` keys, each unset one taken from ``[core]``."""
+    own = agents.get(agent_id) or AgentSettings()
+    return AgentProfile(
+        agent_id=agent_id,
+        provider=own.provider or core.default_provider,
+        model_override=own.model or None,
+        autonomy=own.autonomy_level or core.autonomy_level,
+    )
+
+
+def unknown_agent_providers(core: CoreSettings, agents: Mapping[str, AgentSettings]) -> list[str]:
+    """One line per ``[agents.<id>] provider`` that names no ``[core.providers]`` section."""
+    known = ", ".join(sorted(core.providers)) or "none"
+    return [
+        f"agents.{agent_id}.provider = {own.provider!r}: no [core.providers.{own.provider}] "
+        f"section (configured: {known})"
+        for agent_id, own in sorted(agents.items())
+        if own.provider is not None and own.provider not in core.providers
+    ]
