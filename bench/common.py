@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import resource
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
@@ -60,3 +64,49 @@ def rss_mb() -> float:
     except OSError:
         return max_rss_mb()
     return pages * resource.getpagesize() / 1024 / 1024
+
+
+class FakeUpstreamProcess:
+    """A fake LLM server in a child process (``script``: Python source that prints its
+    base URL on the first line, then answers ``last`` on stdin with the last request body),
+    so its work is not charged to the measured process. The gateway side runs with a
+    temporary ``BEAMCLAW_HOME`` (restored afterwards)."""
+
+    def __init__(self, server: subprocess.Popen[str], base_url: str) -> None:
+        self.server = server
+        self.base_url = base_url
+
+    def last_request(self) -> bytes:
+        """The body of the last request the fake server received."""
+        assert self.server.stdin is not None and self.server.stdout is not None
+        self.server.stdin.write("last\n")
+        self.server.stdin.flush()
+        return self.server.stdout.readline().rstrip("\n").encode()
+
+
+@contextmanager
+def fake_upstream_process(
+    script: str, env: dict[str, str] | None = None
+) -> Iterator[FakeUpstreamProcess]:
+    server = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    saved = os.environ.get("BEAMCLAW_HOME")
+    try:
+        assert server.stdout is not None
+        base_url = server.stdout.readline().strip()
+        with tempfile.TemporaryDirectory() as home:
+            os.environ["BEAMCLAW_HOME"] = home
+            yield FakeUpstreamProcess(server, base_url)
+    finally:
+        if saved is None:
+            os.environ.pop("BEAMCLAW_HOME", None)
+        else:
+            os.environ["BEAMCLAW_HOME"] = saved
+        assert server.stdin is not None
+        server.stdin.close()
+        server.wait(timeout=10)

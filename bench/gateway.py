@@ -52,9 +52,6 @@ import gc
 import json
 import os
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
 import tracemalloc
 import uuid
@@ -64,7 +61,7 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 import orjson
 
-from bench.common import max_rss_mb, percentile
+from bench.common import fake_upstream_process, max_rss_mb, percentile
 
 if TYPE_CHECKING:
     from beamclaw_core.api import Core
@@ -377,31 +374,11 @@ async def _measure(fake_url: str, last_request: Callable[[], bytes]) -> dict[str
 
 def run() -> dict[str, Any]:
     """Run the benchmark; returns the measurements and ratios (prints nothing)."""
-    server = subprocess.Popen(
-        [sys.executable, "-c", _SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    saved = os.environ.get("BEAMCLAW_HOME")
-    try:
-        assert server.stdout is not None
-        fake_url = server.stdout.readline().strip()
-        with tempfile.TemporaryDirectory() as home:
-            os.environ["BEAMCLAW_HOME"] = home
-            from beamclaw_gateway.server import loop_runner
+    with fake_upstream_process(_SERVER) as upstream:
+        from beamclaw_gateway.server import loop_runner
 
-            name, run_loop = loop_runner("auto")
-
-            def last_request() -> bytes:
-                assert server.stdin is not None and server.stdout is not None
-                server.stdin.write("last\n")
-                server.stdin.flush()
-                return server.stdout.readline().encode()
-
-            return {**run_loop(_measure(fake_url, last_request)), "event_loop": name}
-    finally:
-        if saved is None:
-            os.environ.pop("BEAMCLAW_HOME", None)
-        else:
-            os.environ["BEAMCLAW_HOME"] = saved
-        assert server.stdin is not None
-        server.stdin.close()
-        server.wait(timeout=10)
+        name, run_loop = loop_runner("auto")
+        return {
+            **run_loop(_measure(upstream.base_url, upstream.last_request)),
+            "event_loop": name,
+        }

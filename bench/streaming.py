@@ -29,9 +29,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from typing import Any
@@ -39,7 +37,7 @@ from typing import Any
 import aiohttp
 import orjson
 
-from bench.common import percentile
+from bench.common import fake_upstream_process, percentile
 
 ROUNDS = 5
 
@@ -231,28 +229,8 @@ async def _measure(fake_url: str) -> dict[str, Any]:
 def run() -> dict[str, Any]:
     """Run the benchmark; returns the measurements (prints nothing)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), *sys.path])}
-    server = subprocess.Popen(
-        [sys.executable, "-c", _SERVER],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    saved = os.environ.get("BEAMCLAW_HOME")
-    try:
-        assert server.stdout is not None
-        fake_url = server.stdout.readline().strip()
-        with tempfile.TemporaryDirectory() as home:
-            os.environ["BEAMCLAW_HOME"] = home
-            from beamclaw_gateway.server import loop_runner
+    with fake_upstream_process(_SERVER, env) as upstream:
+        from beamclaw_gateway.server import loop_runner
 
-            name, run_loop = loop_runner("auto")
-            return {**run_loop(_measure(fake_url)), "event_loop": name}
-    finally:
-        if saved is None:
-            os.environ.pop("BEAMCLAW_HOME", None)
-        else:
-            os.environ["BEAMCLAW_HOME"] = saved
-        assert server.stdin is not None
-        server.stdin.close()
-        server.wait(timeout=10)
+        name, run_loop = loop_runner("auto")
+        return {**run_loop(_measure(upstream.base_url)), "event_loop": name}
