@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -88,18 +89,62 @@ def _assert_valid_history(messages: list[dict[str, Any]]) -> None:
     assert not pending
 
 
+def _slow_tool_then(marker: Path, answer: str) -> list[FakeReply]:
+    """The model's script: a tool call that touches ``marker`` and then sleeps (the
+    moment to kill the gateway), then ``answer`` for the next request."""
+    return [
+        FakeReply(
+            text="Let me check.",
+            tool_calls=(FakeToolCall("bash", {"command": f"touch {marker} && sleep 120"}),),
+        ),
+        FakeReply(answer),
+    ]
+
+
+async def _kill_9_while_the_tool_runs(
+    env: dict[str, str],
+    log: Path,
+    client: httpx.AsyncClient,
+    marker: Path,
+    request: Callable[[], Coroutine[Any, Any, httpx.Response]],
+) -> float:
+    """Start a gateway, send ``request``, and SIGKILL the gateway once its tool has
+    started; returns the monotonic time of the kill."""
+    gateway = _start(env, log)
+    try:
+        await _wait_ready(client, gateway, log)
+        turn = asyncio.create_task(request())
+        deadline = time.monotonic() + 30
+        while not marker.exists():
+            assert time.monotonic() < deadline, "the tool never started"
+            await asyncio.sleep(0.05)
+        gateway.send_signal(signal.SIGKILL)
+        gateway.wait(10)
+        killed = time.monotonic()
+        turn.cancel()
+        await asyncio.gather(turn, return_exceptions=True)
+        return killed
+    finally:
+        if gateway.poll() is None:
+            gateway.kill()
+
+
+def _stop(gateway: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within 30 s."""
+    gateway.send_signal(signal.SIGTERM)
+    try:
+        gateway.wait(30)
+    finally:
+        if gateway.poll() is None:
+            gateway.kill()
+
+
 async def test_kill_9_mid_tool_then_restart_recovers_every_committed_message(
     tmp_path: Path,
 ) -> None:
     port = _free_port()
     marker = tmp_path / "tool-started"
-    script = [
-        FakeReply(
-            text="Let me check.",
-            tool_calls=(FakeToolCall("bash", {"command": f"touch {marker} && sleep 120"}),),
-        ),
-        FakeReply("Back after the restart."),
-    ]
+    script = _slow_tool_then(marker, "Back after the restart.")
     async with FakeOpenAIServer(script) as fake:
         env = {
             **os.environ,
@@ -108,30 +153,20 @@ async def test_kill_9_mid_tool_then_restart_recovers_every_committed_message(
         }
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
             log = tmp_path / "gateway.log"
-            first = _start(env, log)
-            try:
-                await _wait_ready(client, first, log)
-                turn = asyncio.create_task(
-                    client.post(
-                        "/v1/chat/completions",
-                        headers={"X-Session-Id": SESSION},
-                        json={
-                            "model": "beamclaw/default",
-                            "messages": [{"role": "user", "content": "run the slow thing"}],
-                        },
-                    )
-                )
-                deadline = time.monotonic() + 30
-                while not marker.exists():
-                    assert time.monotonic() < deadline, "the tool never started"
-                    await asyncio.sleep(0.05)
-                first.send_signal(signal.SIGKILL)
-                first.wait(10)
-                turn.cancel()
-                await asyncio.gather(turn, return_exceptions=True)
-            finally:
-                if first.poll() is None:
-                    first.kill()
+            await _kill_9_while_the_tool_runs(
+                env,
+                log,
+                client,
+                marker,
+                lambda: client.post(
+                    "/v1/chat/completions",
+                    headers={"X-Session-Id": SESSION},
+                    json={
+                        "model": "beamclaw/default",
+                        "messages": [{"role": "user", "content": "run the slow thing"}],
+                    },
+                ),
+            )
 
             second = _start(env, log)
             try:
@@ -164,12 +199,7 @@ async def test_kill_9_mid_tool_then_restart_recovers_every_committed_message(
                 _assert_valid_history(after)
                 assert after[: len(messages)] == messages
             finally:
-                second.send_signal(signal.SIGTERM)
-                try:
-                    second.wait(30)
-                finally:
-                    if second.poll() is None:
-                        second.kill()
+                _stop(second)
     # the recovered turn's history went to the model well formed
     last = fake.requests[-1].body["messages"]
     assert [m["role"] for m in last if m["role"] != "system"][:4] == [
@@ -185,13 +215,7 @@ async def test_kill_9_mid_turn_then_restart_a_retry_with_the_same_idempotency_ke
 ) -> None:
     port = _free_port()
     marker = tmp_path / "tool-started"
-    script = [
-        FakeReply(
-            text="Let me check.",
-            tool_calls=(FakeToolCall("bash", {"command": f"touch {marker} && sleep 120"}),),
-        ),
-        FakeReply("Done after the retry."),
-    ]
+    script = _slow_tool_then(marker, "Done after the retry.")
     lease = 1.0
     request = {
         "model": "beamclaw/default",
@@ -207,24 +231,13 @@ async def test_kill_9_mid_turn_then_restart_a_retry_with_the_same_idempotency_ke
         }
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
             log = tmp_path / "gateway.log"
-            first = _start(env, log)
-            try:
-                await _wait_ready(client, first, log)
-                turn = asyncio.create_task(
-                    client.post("/v1/chat/completions", headers=headers, json=request)
-                )
-                deadline = time.monotonic() + 30
-                while not marker.exists():
-                    assert time.monotonic() < deadline, "the tool never started"
-                    await asyncio.sleep(0.05)
-                first.send_signal(signal.SIGKILL)
-                first.wait(10)
-                killed = time.monotonic()
-                turn.cancel()
-                await asyncio.gather(turn, return_exceptions=True)
-            finally:
-                if first.poll() is None:
-                    first.kill()
+            killed = await _kill_9_while_the_tool_runs(
+                env,
+                log,
+                client,
+                marker,
+                lambda: client.post("/v1/chat/completions", headers=headers, json=request),
+            )
 
             second = _start(env, log)
             try:
@@ -233,12 +246,7 @@ async def test_kill_9_mid_turn_then_restart_a_retry_with_the_same_idempotency_ke
                 retry = await client.post("/v1/chat/completions", headers=headers, json=request)
                 replay = await client.post("/v1/chat/completions", headers=headers, json=request)
             finally:
-                second.send_signal(signal.SIGTERM)
-                try:
-                    second.wait(30)
-                finally:
-                    if second.poll() is None:
-                        second.kill()
+                _stop(second)
     assert retry.status_code == 200, retry.text
     assert "idempotent-replayed" not in retry.headers
     assert retry.json()["choices"][0]["message"]["content"] == "Done after the retry."
