@@ -11,7 +11,13 @@ import contextlib
 import json
 import sys
 from collections.abc import Callable, Generator
+from datetime import UTC, datetime
 from typing import Any
+
+
+def local_time(epoch: float) -> str:
+    """Epoch seconds as local ``YYYY-MM-DD HH:MM:SS`` (tables of sessions, grants)."""
+    return datetime.fromtimestamp(epoch, UTC).astimezone().strftime("%Y-%m-%d %H:%M:%S")
 
 
 def print_json(data: Any) -> None:

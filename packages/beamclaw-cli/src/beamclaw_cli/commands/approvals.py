@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote
@@ -20,6 +19,7 @@ import typer
 
 from beamclaw_cli.errors import BeamclawCliError, UsageError
 from beamclaw_cli.home_access import gateway_delete, with_database
+from beamclaw_cli.output import local_time
 
 if TYPE_CHECKING:
     from beamclaw_core.approvals import AlwaysAllowlist, AlwaysGrant
@@ -55,10 +55,6 @@ def grant_json(grant: AlwaysGrant) -> dict[str, Any]:
     }
 
 
-def _when(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, UTC).astimezone().strftime("%Y-%m-%d %H:%M:%S")
-
-
 def register(app: typer.Typer) -> None:
     group = typer.Typer(
         help="List and revoke standing /always tool approvals.", no_args_is_help=True
@@ -87,7 +83,7 @@ def register(app: typer.Typer) -> None:
         print(f"{'AGENT':<12} {'USER':<24} {'TOOL':<24} {'GRANTED':<19} SESSION")
         for g in found:
             print(
-                f"{g.agent_id:<12} {g.user_id:<24} {g.tool:<24} {_when(g.granted_at):<19} "
+                f"{g.agent_id:<12} {g.user_id:<24} {g.tool:<24} {local_time(g.granted_at):<19} "
                 f"{g.session_id or '-'}"
             )
 

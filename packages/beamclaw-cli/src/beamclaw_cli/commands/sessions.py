@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -20,6 +19,7 @@ import typer
 
 from beamclaw_cli.errors import BeamclawCliError, UsageError
 from beamclaw_cli.home_access import gateway_delete, with_database
+from beamclaw_cli.output import local_time
 
 if TYPE_CHECKING:
     from beamclaw_core.store import ConversationRecord, ConversationStore, StoredMessage
@@ -56,10 +56,6 @@ async def _resolve(store: ConversationStore, ref: str) -> ConversationRecord:
     raise UsageError(f"{ref!r} matches {len(matches)} sessions; give more of the id")
 
 
-def _when(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, UTC).astimezone().strftime("%Y-%m-%d %H:%M:%S")
-
-
 def record_json(record: ConversationRecord) -> dict[str, Any]:
     return {
         "id": record.id,
@@ -91,22 +87,22 @@ def export_markdown(record: ConversationRecord, rows: list[StoredMessage]) -> st
         f"- user: {record.user_id}",
         f"- channel: {record.channel or '-'}",
         f"- state: {record.state.kind}",
-        f"- created: {_when(record.created_at)}",
-        f"- last activity: {_when(record.last_activity_at)}",
+        f"- created: {local_time(record.created_at)}",
+        f"- last activity: {local_time(record.last_activity_at)}",
         "",
     ]
     for row in rows:
         message = row.message
         if message is None:
             label = "summary" if row.kind == "summary" else row.kind
-            lines += [f"## — {label} ({_when(row.created_at)}) —", ""]
+            lines += [f"## — {label} ({local_time(row.created_at)}) —", ""]
             summary = row.data.get("summary") or row.data.get("text")
             if isinstance(summary, str) and summary:
                 lines += [summary, ""]
             continue
         role = message.role.value
         head = f"## {role}" + (f" · {message.name}" if message.name else "")
-        lines += [f"{head} ({_when(row.created_at)})", ""]
+        lines += [f"{head} ({local_time(row.created_at)})", ""]
         if message.text:
             lines += [message.text, ""]
         for call in message.tool_calls:
@@ -141,7 +137,7 @@ def register(app: typer.Typer) -> None:
         for r in records:
             print(
                 f"{r.id:<41} {r.agent_id:<12} {r.channel or '-':<9} {r.state.kind:<18} "
-                f"{_when(r.last_activity_at)}"
+                f"{local_time(r.last_activity_at)}"
             )
 
     @group.command("show")
@@ -179,7 +175,9 @@ def register(app: typer.Typer) -> None:
         print(f"session {record.id}")
         print(f"  agent {record.agent_id}, user {record.user_id}, channel {record.channel or '-'}")
         print(f"  state {record.state.kind}, {len(rows)} stored rows, {queued} queued")
-        print(f"  created {_when(record.created_at)}, active {_when(record.last_activity_at)}")
+        print(
+            f"  created {local_time(record.created_at)}, active {local_time(record.last_activity_at)}"
+        )
         if len(shown) < len(rows):
             print(f"  (last {len(shown)} of {len(rows)}; --limit 0 for all)")
         for row in shown:
