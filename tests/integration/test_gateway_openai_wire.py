@@ -11,8 +11,19 @@ import openai
 from beamclaw_core.messages import Usage
 from beamclaw_core.providers import ProviderSettings
 from beamclaw_core.testing import FakeOpenAIServer, FakeReply, FakeToolCall
+from beamclaw_gateway import BeamclawConfig
 from beamclaw_gateway.testing import live_gateway, quiet_config
 from beamclaw_obs import Secret
+
+
+def _use_fake_provider(config: BeamclawConfig, base_url: str) -> None:
+    """Point the default provider at the fake OpenAI server at ``base_url``."""
+    config.core.default_provider = "fake"
+    config.core.providers = {
+        "fake": ProviderSettings(
+            kind="openai", base_url=base_url, model="fake-model", api_key=Secret(literal="sk-x")
+        )
+    }
 
 
 async def test_tool_turn_streams_through_the_real_provider_chain() -> None:
@@ -26,15 +37,7 @@ async def test_tool_turn_streams_through_the_real_provider_chain() -> None:
     ]
     async with FakeOpenAIServer(script) as fake:
         config = quiet_config()
-        config.core.default_provider = "fake"
-        config.core.providers = {
-            "fake": ProviderSettings(
-                kind="openai",
-                base_url=fake.base_url,
-                model="fake-model",
-                api_key=Secret(literal="sk-x"),
-            )
-        }
+        _use_fake_provider(config, fake.base_url)
         async with (
             live_gateway(None, config) as gw,
             openai.AsyncOpenAI(
@@ -72,15 +75,7 @@ async def test_a_session_idle_past_its_ttl_answers_with_a_fresh_context() -> Non
         config.core.session_ttl_seconds = 1
         config.core.maintenance.check_interval_seconds = 0.05
         config.core.maintenance.session_cleanup_interval_seconds = 0.05
-        config.core.default_provider = "fake"
-        config.core.providers = {
-            "fake": ProviderSettings(
-                kind="openai",
-                base_url=fake.base_url,
-                model="fake-model",
-                api_key=Secret(literal="sk-x"),
-            )
-        }
+        _use_fake_provider(config, fake.base_url)
         headers = {"X-Session-Id": "lunch-break"}
         async with (
             live_gateway(None, config) as gw,
