@@ -59,3 +59,23 @@ def test_env_secret_problem_and_fix(monkeypatch: pytest.MonkeyPatch) -> None:
     assert secret.fix() == "export SOME_TEST_KEY_VAR=..."
     monkeypatch.setenv("SOME_TEST_KEY_VAR", "v")
     assert secret.problem() is None
+
+
+def test_a_rotated_or_edited_key_file_is_read_again(tmp_path: Path) -> None:
+    """The value is kept while the file is unchanged (a stat per use, not a read), and a
+    replaced (renamed into place, as onboard writes) or edited file is read afresh."""
+    path = _key_file(tmp_path / "key", "sk-first-key-0123456789")
+    secret = Secret(file=str(path))
+    assert secret.resolve() == "sk-first-key-0123456789"
+    assert secret.resolve() == "sk-first-key-0123456789"
+    replacement = _key_file(tmp_path / "key.new", "sk-second-key-0123456789")
+    replacement.replace(path)
+    assert secret.resolve() == "sk-second-key-0123456789"
+    stat_before = path.stat()
+    _key_file(path, "sk-third!-key-0123456789")  # same size, edited in place
+    os.utime(path, ns=(stat_before.st_atime_ns, stat_before.st_mtime_ns + 1_000_000))
+    assert secret.resolve() == "sk-third!-key-0123456789"
+    path.chmod(0o644)
+    with pytest.raises(MissingSecretError, match="readable by other users"):
+        secret.resolve()
+    forget_secrets()

@@ -29,6 +29,11 @@ def bearer_token(authorization: str | None) -> str | None:
     return value.strip()
 
 
+TOKEN_REFUSAL = "token_refusal"  # noqa: S105 - a scope key, not a secret
+"""``scope["state"]`` key: the rate limiter's verdict on the presented token (a refusal
+reason or None), so the route's check does not resolve the secret a second time."""
+
+
 def token_key(token: str) -> str:
     """A short, non-reversible key for a token (rate-limit buckets, logs)."""
     return hashlib.sha256(token.encode()).hexdigest()[:24]
@@ -53,10 +58,15 @@ class TokenGuard:
     def check(self, presented: str | None) -> bool:
         """True when ``presented`` is the configured token (or none is configured); a
         refusal is the ``auth_failed`` event (never the token)."""
-        refused = self.refusal(presented)
-        if refused is None:
+        return self.accepts(self.refusal(presented))
+
+    @staticmethod
+    def accepts(refusal: str | None) -> bool:
+        """True when ``refusal`` (from :meth:`refusal`) is None; else the ``auth_failed``
+        event (never the token), then False."""
+        if refusal is None:
             return True
-        emit(EventType.AUTH_FAILED, credential="gateway_token", reason=refused)
+        emit(EventType.AUTH_FAILED, credential="gateway_token", reason=refusal)
         return False
 
     def refusal(self, presented: str | None) -> str | None:
@@ -94,7 +104,13 @@ class _GatewayBearer(HTTPBearer):
 
     async def __call__(self, request: Request) -> None:  # type: ignore[override]
         guard: TokenGuard = request.app.state.services.auth
-        if not guard.check(bearer_token(request.headers.get("authorization"))):
+        state: dict[str, object] = request.scope.get("state", {})
+        if TOKEN_REFUSAL in state:  # the rate limiter already checked this token
+            refusal = state[TOKEN_REFUSAL]
+            accepted = guard.accepts(refusal if isinstance(refusal, str) else None)
+        else:
+            accepted = guard.check(bearer_token(request.headers.get("authorization")))
+        if not accepted:
             raise unauthorized()
 
 

@@ -11,7 +11,7 @@ import json
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from beamclaw_gateway.auth import TokenGuard, bearer_token, token_key
+from beamclaw_gateway.auth import TOKEN_REFUSAL, TokenGuard, bearer_token, token_key
 from beamclaw_gateway.errors import ApiError
 from beamclaw_gateway.ratelimit import ClientKind, RateLimiter, client_kind
 
@@ -26,11 +26,13 @@ def client_ip(scope: Scope, *, trust_forwarded_for: bool = False) -> str:
     return str(client[0]) if client else "unknown"
 
 
-def rate_subject(ip: str, presented: str | None, guard: TokenGuard) -> tuple[ClientKind, str]:
+def rate_subject(
+    ip: str, presented: str | None, refusal: str | None, *, checked: bool
+) -> tuple[ClientKind, str]:
     """The kind of client and the identity its requests are counted under: a valid
-    token (when one is configured) by its hash, anyone else by IP."""
-    checked = presented is not None and guard.required
-    verified = checked and guard.refusal(presented) is None
+    token (when one is configured, ``checked``, and ``refusal`` is None) by its hash,
+    anyone else by IP."""
+    verified = checked and refusal is None
     kind = client_kind(ip, token_verified=verified, token_rejected=checked and not verified)
     if kind == "authenticated" and presented is not None:
         return kind, token_key(presented)
@@ -142,7 +144,11 @@ class RateLimitMiddleware:
             return
         ip = client_ip(scope, trust_forwarded_for=self.trust_forwarded_for)
         token = bearer_token(Headers(scope=scope).get("authorization"))
-        decision = await self.limiter.check(*rate_subject(ip, token, self.guard))
+        checked = token is not None and self.guard.required
+        refusal = self.guard.refusal(token) if checked else None
+        if checked:  # the route's token check reuses it (one resolution per request)
+            scope.setdefault("state", {})[TOKEN_REFUSAL] = refusal
+        decision = await self.limiter.check(*rate_subject(ip, token, refusal, checked=checked))
         headers = decision.headers() if decision.limit else {}
         if not decision.allowed:
             error = ApiError(

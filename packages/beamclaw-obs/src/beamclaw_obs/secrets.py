@@ -137,17 +137,28 @@ class Secret(BaseModel):
     __str__ = __repr__
 
 
+_KEY_FILES: dict[Path, tuple[tuple[int, int, int, int], str]] = {}
+"""Key file -> (its identity when read: inode, size, mtime, mode; its value). A key is
+used on every LLM call and the gateway token on every request: a ``stat`` tells whether
+the file changed, and only a changed file is read again."""
+
+
 def _read_key_file(path: Path, described: str) -> tuple[str, MissingSecretError | None]:
     def missing(problem: str, fix: str = ONBOARD_FIX) -> tuple[str, MissingSecretError]:
+        _KEY_FILES.pop(path, None)
         return "", MissingSecretError(described, problem=problem, fix=fix)
 
     try:
-        mode = path.stat().st_mode
-        if os.name == "posix" and mode & (stat.S_IRWXG | stat.S_IRWXO):
+        info = path.stat()
+        if os.name == "posix" and info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
             return missing(
                 f"key file {path} is readable by other users",
                 f"chmod 600 {path} (or {ONBOARD_FIX} again)",
             )
+        identity = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_mode)
+        known = _KEY_FILES.get(path)
+        if known is not None and known[0] == identity:
+            return known[1], None
         value = path.read_text(encoding="utf-8").strip()
     except FileNotFoundError:
         return missing(f"key file {path} does not exist")
@@ -156,4 +167,5 @@ def _read_key_file(path: Path, described: str) -> tuple[str, MissingSecretError 
         return missing(f"key file {path} cannot be read: {reason or exc}")
     if not value:
         return missing(f"key file {path} is empty")
+    _KEY_FILES[path] = (identity, value)
     return value, None
