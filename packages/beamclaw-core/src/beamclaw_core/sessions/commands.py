@@ -2,20 +2,16 @@
 
 ``/new`` (a best-effort memory flush, then a fresh view), ``/reset``, ``/stop``, ``/status``,
 ``/context``, ``/yes``, ``/no``, ``/always``. Commands never queue behind a turn: they act
-at once and answer the sender with a notice.
+at once and answer the sender with a notice. They act through
+:class:`~beamclaw_core.sessions.control.LaneControl` only, never the lane's internals.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from beamclaw_core.loop.request import request_messages
-from beamclaw_core.loop.states import is_busy
 from beamclaw_core.providers import estimate_message_tokens, estimate_prompt_tokens
 from beamclaw_core.sessions.compacting import flush_memory
-
-if TYPE_CHECKING:  # the lane imports this module; only its type is needed here
-    from beamclaw_core.sessions.lane import SessionLane
+from beamclaw_core.sessions.control import LaneAccess, LaneControl
 
 COMMANDS = ("/new", "/reset", "/stop", "/status", "/context", "/yes", "/no", "/always")
 
@@ -27,7 +23,7 @@ def parse_command(text: str) -> str | None:
     return word if word in COMMANDS else None
 
 
-async def run_command(lane: SessionLane, command: str) -> str:
+async def run_command(lane: LaneControl, command: str) -> str:
     """Perform ``command`` on ``lane`` and return the text to send back."""
     if command in ("/yes", "/no", "/always"):
         pending = lane.pending_approval()
@@ -38,7 +34,7 @@ async def run_command(lane: SessionLane, command: str) -> str:
         verb = {"yes": "Approved", "no": "Denied", "always": "Approved (always)"}[decision]
         return f"{verb}: {pending.pending.name}."
     if command == "/stop":
-        running = lane.executor is not None and is_busy(lane.executor.state)
+        running = lane.turn_running()
         cleared = await lane.cancel()
         head = "Stopped the current turn." if running else "Nothing was running."
         return f"{head} Cleared {cleared} queued message{'s' if cleared != 1 else ''}."
@@ -53,7 +49,7 @@ async def run_command(lane: SessionLane, command: str) -> str:
     return await _context(lane)
 
 
-async def _flush(lane: SessionLane) -> str:
+async def _flush(lane: LaneAccess) -> str:
     """``/new``'s memory flush, best effort: "" or a note for the user that it failed (the
     fresh session starts all the same)."""
     rt = lane.rt
@@ -70,7 +66,7 @@ async def _flush(lane: SessionLane) -> str:
     )
 
 
-async def _status(lane: SessionLane) -> str:
+async def _status(lane: LaneControl) -> str:
     info = lane.info()
     view = await lane.view.get()
     provider = lane.rt.provider_for(lane.agent_id)
@@ -86,7 +82,7 @@ async def _status(lane: SessionLane) -> str:
     return "\n".join(lines)
 
 
-async def _context(lane: SessionLane) -> str:
+async def _context(lane: LaneAccess) -> str:
     rt = lane.rt
     provider = rt.provider_for(lane.agent_id)
     window = rt.context_window_for(provider)

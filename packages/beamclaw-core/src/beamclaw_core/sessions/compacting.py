@@ -1,20 +1,18 @@
 """Compaction of one lane's view: in a turn (threshold, overflow) or as maintenance; and
-the memory flush that precedes it (and ``/new``)."""
+the memory flush that precedes it (and ``/new``). Both see the lane only through
+:class:`~beamclaw_core.sessions.control.LaneAccess`; compaction invalidates the view it
+rewrote."""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from beamclaw_core.compaction import Compactor, FlushOutcome, memory_flush
 from beamclaw_core.loop.inputs import CompactionDone
 from beamclaw_core.loop.request import request_messages
 from beamclaw_core.providers import Provider
-
-if TYPE_CHECKING:  # the lane imports this module; only its type is needed here
-    from beamclaw_core.sessions.lane import SessionLane
+from beamclaw_core.sessions.control import LaneAccess
 
 
-async def compact_lane(lane: SessionLane, window: int, *, reason: str) -> CompactionDone:
+async def compact_lane(lane: LaneAccess, window: int, *, reason: str) -> CompactionDone:
     """Compact ``lane``'s view (memory flush first when enabled). Never raises for the LLM."""
     rt = lane.rt
     loop = rt.settings.agentic_loop
@@ -42,7 +40,7 @@ async def compact_lane(lane: SessionLane, window: int, *, reason: str) -> Compac
     return done
 
 
-async def flush_memory(lane: SessionLane, provider: Provider) -> FlushOutcome:
+async def flush_memory(lane: LaneAccess, provider: Provider) -> FlushOutcome:
     """The memory flush of ``lane``'s conversation: the request a turn would send now
     (system prompt, summary, history), bounded by ``memory_flush_timeout_seconds``.
     Never raises for the LLM or a tool; a lane without tools has nothing to flush."""

@@ -1,26 +1,29 @@
 """The session lane (seed 000 ADR-003 ``bc_session``; seed 004 queue decisions).
 
-One lane per conversation in use. It owns the queue of pending runs (persisted, so they
-survive a restart), its person's standing ``/always`` grants for its agent
-(:class:`~beamclaw_core.approvals.PersonAllowlist`), the event bus and the in-memory view;
-when it has been :meth:`SessionLane.idle` for a while, :class:`~beamclaw_core.api.Core`
-drops it and rebuilds it from the store on the next use. Its :meth:`SessionLane.loop` is
-the transient worker: the supervisor restarts it after a crash and it resumes the
-interrupted turn from the persisted state (pending tools get synthetic "interrupted"
-results).
+One lane per conversation in use: a small runner that applies the decisions of
+:mod:`~beamclaw_core.sessions.queue_policy` and runs one turn at a time. It owns the
+queue of pending runs (persisted, so they survive a restart), its person's standing
+``/always`` grants for its agent (:class:`~beamclaw_core.approvals.PersonAllowlist`), the
+event bus and the in-memory view; when it has been :meth:`SessionLane.idle` for a while,
+:class:`~beamclaw_core.api.Core` drops it and rebuilds it from the store on the next use.
+Its :meth:`SessionLane.loop` is the transient worker: the supervisor restarts it after a
+crash and it resumes the interrupted turn from the persisted state (pending tools get
+synthetic "interrupted" results).
 
-Queue modes: ``followup`` runs queued messages one turn each (FIFO); ``collect`` merges
-everything queued into one turn after a debounce; ``interrupt`` cancels the running turn.
-Beyond ``cap`` queued messages the oldest is dropped and its sender told.
+In-chat commands and compaction act on it only through
+:class:`~beamclaw_core.sessions.control.LaneControl`, which it implements.
+
+Invariants: at most one turn runs at a time (one worker, one turn lock); a run is in the
+in-memory queue, in a running turn, or answered on its handle (``Dropped``, a terminal
+turn event), never lost; ``submit`` returns once its run is durable (see
+:mod:`~beamclaw_core.sessions.receipts` for a run handed to an idle worker).
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Literal
 
 from loguru import logger
@@ -50,7 +53,21 @@ from beamclaw_core.messages import Message
 from beamclaw_core.sessions.bus import SessionBus, Subscription, TurnHandle
 from beamclaw_core.sessions.commands import parse_command, run_command
 from beamclaw_core.sessions.compacting import compact_lane
+from beamclaw_core.sessions.control import SessionInfo
 from beamclaw_core.sessions.errors import TurnNotStartedError
+from beamclaw_core.sessions.handles import TurnHandles
+from beamclaw_core.sessions.queue_policy import (
+    ActNow,
+    Arrival,
+    Debounce,
+    Enqueue,
+    HandOver,
+    WaitForWork,
+    arrive,
+    take,
+)
+from beamclaw_core.sessions.receipts import Receipts
+from beamclaw_core.sessions.run_queue import RunQueue
 from beamclaw_core.sessions.runs import PendingRun, merge_runs
 from beamclaw_core.sessions.runtime import Runtime, reset_due
 from beamclaw_core.store import RESET, ConversationRecord
@@ -61,28 +78,6 @@ from beamclaw_tools import ContentPart, SessionRef
 RESTART_REASON = "interrupted by restart"
 CRASH_REASON = "the loop crashed and was restarted"
 STOPPED_TEXT = "The session was stopped before this turn ended."
-
-
-@dataclass(frozen=True, slots=True)
-class SessionInfo:
-    """A session as :meth:`Core.status` and :meth:`Core.list_sessions` describe it."""
-
-    session_id: str
-    agent_id: str
-    user_id: str
-    channel: str | None
-    state: str
-    queued: int
-    last_activity_at: float
-    error: str | None = None
-    parent_id: str | None = None
-    subscribers: int = 0
-    """Open subscriptions to the session's events (streams and unfinished turn handles)."""
-
-
-def _resolve(waiting: asyncio.Future[None]) -> None:
-    if not waiting.done():  # its sender may have been cancelled meanwhile
-        waiting.set_result(None)
 
 
 class SessionLane:
@@ -98,28 +93,23 @@ class SessionLane:
         self.state: State = record.state
         self.last_activity_at = record.last_activity_at
         self.bus = SessionBus(runtime.subscriber_buffer)
-        self.queue: deque[PendingRun] = deque()
         self.allowlist = runtime.always.person(record.agent_id, record.user_id, record.id)
         self.view = ViewCache(runtime.store, record.id, new=record.new)
-        self._record_fresh = True
-        """The state came with ``record`` just now: the worker's first start need not read
-        it again (a restart after a crash does)."""
         self.executor: TurnExecutor | None = None
         self.recover_as_restart = False
         self.submitted: tuple[str, bool] | None = None
-        self.on_submit: list[asyncio.Future[tuple[str, bool]]] = []
-        self._handles: dict[str, TurnHandle] = {}
-        self._aliases: dict[str, str] = {}
-        self._wake = asyncio.Event()
-        self._enqueued = asyncio.Event()
-        self._positions: dict[str, int] = {}
+        """A sub-agent's ``submit_result`` (its parent reads it when the turn ends)."""
+        self._record_fresh = True
+        """The state came with ``record`` just now: the worker's first start need not read
+        it again (a restart after a crash does)."""
+        self._queue = RunQueue()
+        self._handles = TurnHandles(self.id, self.bus)
+        self._receipts = Receipts(self.id)
+        self._changed = asyncio.Event()
+        """Set whenever the queue gains or loses runs (wakes the worker, ends a debounce)."""
         self._turn_lock = asyncio.Lock()
-        self._last_enqueue = 0.0
         self._in_turn = False
         """The worker took runs off the queue and has not finished their turn."""
-        self._accepting: dict[str, asyncio.Future[None]] = {}
-        """Senders of runs handed to the idle worker without being queued, waiting for
-        the turn's first commit (see :meth:`submit`)."""
 
     @property
     def is_sub_agent(self) -> bool:
@@ -129,37 +119,17 @@ class SessionLane:
 
     def publish(self, event: TurnEvent) -> None:
         self.bus.publish(event)
-        if event.terminal and event.turn_id is not None:
-            for run_id in [
-                event.turn_id,
-                *[a for a, t in self._aliases.items() if t == event.turn_id],
-            ]:
-                handle = self._handles.pop(run_id, None)
-                if handle is not None:
-                    handle._finish(event)  # pyright: ignore[reportPrivateUsage]
-                self._aliases.pop(run_id, None)
+        self._handles.ended(event)
 
     def subscribe(self) -> Subscription:
         return self.bus.subscribe()
-
-    def _handle(self, run_id: str, drafts: bool = True) -> TurnHandle:
-        def mine(event: TurnEvent) -> bool:
-            return event.turn_id == run_id or (
-                event.turn_id is not None and self._aliases.get(run_id) == event.turn_id
-            )
-
-        handle = TurnHandle(
-            self.id, run_id, self.bus.subscribe(mine, until_terminal=True, drafts=drafts)
-        )
-        self._handles[run_id] = handle
-        return handle
 
     def reply(self, run_id: str, text: str) -> None:
         """Answer a run without a turn (commands): a notice, then ``TurnDone``."""
         self.publish(Notice(self.id, run_id, text))
         self.publish(TurnDone(self.id, run_id, text=text))
 
-    # ------------------------------------------------------------ queue
+    # ------------------------------------------------------------ arrivals
 
     async def submit(
         self,
@@ -172,140 +142,99 @@ class SessionLane:
         """Queue a message; returns its handle (subscribed before anything can happen)
         once the message is durable.
 
-        A message for a busy lane is stored in the queue first. One for an idle lane is
-        handed straight to the worker, and this returns when the turn's first commit (the
-        message itself, with the new state) is done: one transaction instead of two, and
-        the same promise, since a crash before that commit fails this call. The sender
-        is answered on the event loop's next round, after what the worker started
-        meanwhile: the turn's LLM request is out before the sender's own work resumes.
+        A command acts at once. A message for a busy lane is stored in the queue first;
+        one for an idle lane is handed straight to the worker, and this returns when the
+        turn's first commit (the message itself, with the new state) is done: one
+        transaction instead of two, and the same promise, since a crash before that
+        commit fails this call (:mod:`~beamclaw_core.sessions.receipts`).
 
         ``drafts``: the sender wants the answer as it streams; see :meth:`Core.send`."""
         now = self.rt.clock()
-        busy = self.executor is not None or bool(self.queue)
+        run_id = uuid.uuid4().hex
+        handle = self._handles.open(run_id, drafts)
+        command = parse_command(content) if isinstance(content, str) else None
+        queue_state = self._queue.state(
+            self.rt.settings.queue, turn_running=self.executor is not None
+        )
+        decision = arrive(queue_state, Arrival(run_id, command))
+        if isinstance(decision, ActNow):
+            self.reply(run_id, await run_command(self, decision.command))
+            return handle
+        behind = isinstance(decision, Enqueue)
+        sent_from = channel or self.channel
         run = PendingRun(
-            uuid.uuid4().hex,
+            run_id,
             content,
             now,
             source_message_id,
-            channel or self.channel,
-            queued_behind=busy,
-            persisted=busy,
+            sent_from,
+            queued_behind=behind,
+            persisted=behind,
         )
-        handle = self._handle(run.id, drafts)
-        command = parse_command(run.text) if isinstance(content, str) else None
-        if command is not None:
-            self.reply(run.id, await run_command(self, command))
-            return handle
-        queue_cfg = self.rt.settings.queue
-        if busy and queue_cfg.mode == "interrupt" and self.executor is not None:
-            self.executor.post(Cancel("Interrupted by a newer message"))
-        dropped = False
-        while len(self.queue) >= queue_cfg.cap:
-            oldest = self.queue.popleft()
-            self._positions.pop(oldest.id, None)
-            self._accept([oldest])  # its sender learns of the drop from its handle
-            dropped = True
-            await self.rt.store.drop_runs([oldest.id])
-            emit(EventType.QUEUE_DROPPED, session_id=self.id, run_id=oldest.id)
-            self.publish(
-                Dropped(
-                    self.id,
-                    oldest.id,
-                    reason=(
-                        f"The queue is full ({queue_cfg.cap} messages): this older message was dropped."
-                    ),
-                )
-            )
-        if dropped:
-            self._announce_positions()
-        accepted: asyncio.Future[None] | None = None
-        if run.persisted:
-            await self.rt.store.enqueue(self.id, run.id, run.payload(), now=now)
-        else:
-            accepted = self._accepting[run.id] = asyncio.get_running_loop().create_future()
-        self.queue.append(run)
-        self._last_enqueue = now
-        self._enqueued.set()
-        if busy:
-            emit(EventType.QUEUE_ENQUEUED, session_id=self.id, position=len(self.queue))
-            self._announce_positions()
-        self._wake.set()
-        if accepted is not None:
+        if isinstance(decision, HandOver):
+            accepted = self._receipts.issue(run_id)
+            self._arrive(run, now)
             await accepted
+        else:
+            await self._enqueue(run, decision, now)
         return handle
 
-    def _accept(self, runs: list[PendingRun], error: BaseException | None = None) -> None:
-        """Answer the senders of ``runs`` still waiting in :meth:`submit`: accepted, or
-        ``error`` (the worker being stopped is :class:`TurnNotStartedError` to them: their
-        own task was not cancelled)."""
-        if isinstance(error, asyncio.CancelledError):
-            error = TurnNotStartedError(self.id)
+    async def _enqueue(self, run: PendingRun, decision: Enqueue, now: float) -> None:
+        if decision.interrupt and self.executor is not None:
+            self.executor.post(Cancel("Interrupted by a newer message"))
+        if decision.dropped:
+            cap = self.rt.settings.queue.cap
+            dropped = self._queue.take(decision.dropped)
+            reason = f"The queue is full ({cap} messages): this older message was dropped."
+            await self._drop(dropped, reason)
+            for old in dropped:
+                emit(EventType.QUEUE_DROPPED, session_id=self.id, run_id=old.id)
+            self._announce_positions()
+        await self.rt.store.enqueue(self.id, run.id, run.payload(), now=now)
+        self._arrive(run, now)
+        emit(EventType.QUEUE_ENQUEUED, session_id=self.id, position=decision.position)
+        self._announce_positions()
+
+    def _arrive(self, run: PendingRun, now: float) -> None:
+        self._queue.append(run, now)
+        self._changed.set()
+
+    async def _drop(self, runs: list[PendingRun], reason: str) -> None:
+        """``runs`` left the queue without a turn: unstored, their senders told."""
+        self._receipts.accept(runs)  # a handed-over run's sender learns it from its handle
+        await self.rt.store.drop_runs([r.id for r in runs])
         for run in runs:
-            waiting = self._accepting.pop(run.id, None)
-            if waiting is None or waiting.done():
-                continue
-            if error is None:
-                # on the loop's next round: after what the worker starts now (the turn's
-                # LLM request goes out first, and the sender's work overlaps the wait)
-                waiting.get_loop().call_soon(_resolve, waiting)
-            else:
-                waiting.set_exception(error)
-
-    def close(self) -> None:
-        """The lane is done (stop, delete): every handle still waiting gets ``TurnError``
-        (kind ``stopped``: its turn cannot end in this process), its bus closes, and
-        senders of messages handed to its worker but never committed get
-        :class:`TurnNotStartedError`."""
-        self._end_unfinished(lambda run_id: TurnError(self.id, run_id, "stopped", STOPPED_TEXT))
-        self.bus.close()
-        self._abandon_unqueued(TurnNotStartedError(self.id))
-
-    def _abandon_unqueued(self, error: BaseException) -> None:
-        """The worker stopped for good: runs handed to it but never committed are gone
-        (their senders get ``error``; nothing of them was stored)."""
-        gone = [r for r in self.queue if not r.persisted]
-        if gone:
-            self.queue = deque(r for r in self.queue if r.persisted)
-            self._accept(gone, error)
+            self.publish(Dropped(self.id, run.id, reason=reason))
 
     def _announce_positions(self) -> None:
-        """Tell every waiting sender its place in the queue whenever it changed.
-
-        A run is told ``Queued(position)`` when it arrives behind a turn and again each
-        time the queue moves (a run ahead of it started or was dropped), so a channel's
-        "3rd in line" never goes stale. Position 1 = next to run.
-        """
-        for position, run in enumerate(self.queue, start=1):
-            told = self._positions.get(run.id)
-            if told == position or (told is None and not run.queued_behind):
-                continue
-            self._positions[run.id] = position
-            self.publish(Queued(self.id, run.id, position=position))
+        """Tell every waiting sender its place in the queue whenever it changed: a run
+        hears ``Queued(position)`` when it arrives behind a turn and again each time the
+        queue moves, so a channel's "3rd in line" never goes stale."""
+        for run_id, position in self._queue.moved():
+            self.publish(Queued(self.id, run_id, position=position))
 
     async def restore_queue(self) -> None:
         """Reload runs persisted before a restart (they resume in order)."""
-        for record in await self.rt.store.pending(self.id):
-            self.queue.append(PendingRun.from_payload(record.id, record.created_at, record.payload))
-        if self.queue:
-            self._wake.set()
+        pending = await self.rt.store.pending(self.id)
+        self._queue.restore(
+            [PendingRun.from_payload(r.id, r.created_at, r.payload) for r in pending]
+        )
+        if pending:
+            self._changed.set()
 
-    async def clear_queue(self, reason: str) -> int:
-        runs = list(self.queue)
-        self.queue.clear()
-        self._positions.clear()
-        self._accept(runs)  # their senders learn of the drop from their handles
-        self._enqueued.set()  # ends a collect debounce waiting on these runs
-        await self.rt.store.drop_runs([r.id for r in runs])
-        for r in runs:
-            self.publish(Dropped(self.id, r.id, reason=reason))
-        return len(runs)
+    # ------------------------------------------------------------ control (LaneControl)
 
     async def cancel(self, reason: str = "Cancelled by user") -> int:
-        """``/stop``: cancel the running turn and clear the queue. Returns cleared count."""
-        cleared = await self.clear_queue("Stopped before it ran (/stop).")
+        """``/stop``: clear the queue and cancel the running turn. Returns cleared count."""
+        runs = self._queue.clear()
+        self._changed.set()  # ends a collect debounce waiting on these runs
+        await self._drop(runs, "Stopped before it ran (/stop).")
         if self.executor is not None:
             self.executor.post(Cancel(reason))
-        return cleared
+        return len(runs)
+
+    def turn_running(self) -> bool:
+        return self.executor is not None and is_busy(self.executor.state)
 
     def pending_approval(self) -> AwaitingApproval | None:
         state = self.executor.state if self.executor is not None else None
@@ -324,6 +253,43 @@ class SessionLane:
         self.executor.post(ApprovalDecision(request_id, decision))
         return True
 
+    async def reset_view(self, reason: str) -> None:
+        """Start the LLM view afresh (``/reset``, ``/new``, daily/idle reset); history and
+        the person's standing ``/always`` grants stay."""
+        await self.rt.store.append_marker(self.id, RESET, {"reason": reason}, now=self.rt.clock())
+        self.view.invalidate()
+        emit(EventType.SESSION_RESET, session_id=self.id, reason=reason)
+
+    def info(self) -> SessionInfo:
+        state = self.executor.state if self.executor is not None else self.state
+        error = state.message if isinstance(state, Error) else None
+        return SessionInfo(
+            self.id,
+            self.agent_id,
+            self.user_id,
+            self.channel,
+            state.kind,
+            len(self._queue),
+            self.last_activity_at,
+            error,
+            self.parent_id,
+            self.bus.open_subscriptions(),
+        )
+
+    async def settle(self) -> None:
+        """Wait until no turn is running and nothing is queued (tests, shutdown)."""
+        while self.executor is not None or len(self._queue):  # noqa: ASYNC110 - two conditions
+            await asyncio.sleep(0.01)
+
+    def idle(self) -> bool:
+        """No turn running or about to run, nothing queued, and a quiet state."""
+        return (
+            self.executor is None
+            and not self._in_turn
+            and not len(self._queue)
+            and isinstance(self.state, Idle | Error)
+        )
+
     # ------------------------------------------------------------ the worker
 
     async def loop(self) -> None:
@@ -331,7 +297,7 @@ class SessionLane:
         try:
             await self._work()
         except asyncio.CancelledError as stopped:
-            self._abandon_unqueued(stopped)
+            self._abandon_unstored(stopped)
             raise
 
     async def _work(self) -> None:
@@ -348,66 +314,49 @@ class SessionLane:
                 Interrupted(RESTART_REASON if restart else CRASH_REASON, resume=not restart)
             )
         while True:
-            if not self.queue:
-                self._wake.clear()
-                await self._wake.wait()
-                continue
-            self._in_turn = True
+            queue_state = self._queue.state(self.rt.settings.queue, turn_running=False)
+            decision = take(queue_state, self.rt.clock())
+            if isinstance(decision, WaitForWork):
+                self._changed.clear()
+                await self._changed.wait()
+            elif isinstance(decision, Debounce):
+                await self._until_change(decision.seconds)
+            else:
+                await self._take_turn(self._queue.take(decision.run_ids))
+
+    async def _until_change(self, seconds: float) -> None:
+        """Collect mode's debounce: wait ``seconds`` or until the queue changes, through
+        the runtime's sleep (virtual time in tests)."""
+        self._changed.clear()
+        sleeper = asyncio.ensure_future(self.rt.sleep(seconds))
+        change = asyncio.ensure_future(self._changed.wait())
+        try:
+            await asyncio.wait((sleeper, change), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (sleeper, change):
+                task.cancel()
+            await asyncio.wait((sleeper, change))
+
+    async def _take_turn(self, runs: list[PendingRun]) -> None:
+        self._in_turn = True
+        self._announce_positions()
+        try:
+            before = self.state
             try:
-                runs = await self._take()
-                if not runs:
-                    continue
-                before = self.state
-                try:
-                    await self._turn(runs)
-                except BaseException as exc:
-                    self._accept(runs, exc)  # not committed: their senders get the failure
-                    if self.state is before:  # no transition committed: still queued in the store
-                        self.queue.extendleft(reversed([r for r in runs if r.persisted]))
-                    raise
-            finally:
-                self._in_turn = False
-            if any(r.id in self._accepting for r in runs):  # the machine refused the message
-                self._accept(runs, TurnNotStartedError(self.id))
-
-    async def _take(self) -> list[PendingRun]:
-        cfg = self.rt.settings.queue
-        if cfg.mode != "collect":
-            run = self.queue.popleft()
-            self._positions.pop(run.id, None)
-            self._announce_positions()
-            return [run]
-        if any(r.queued_behind for r in self.queue) and cfg.debounce_ms > 0:
-            await self._debounce(cfg.debounce_ms / 1000)
-        runs = list(self.queue)
-        self.queue.clear()
-        self._positions.clear()
-        return runs
-
-    async def _debounce(self, window: float) -> None:
-        """Collect mode: wait until ``window`` seconds pass without a new message.
-
-        Uses the runtime's clock and sleep (virtual time in tests). A message arriving
-        meanwhile restarts the window; ``/stop`` emptying the queue ends the wait.
-        """
-        while self.queue:
-            wait = self._last_enqueue + window - self.rt.clock()
-            if wait <= 0:
-                return
-            self._enqueued.clear()
-            sleeper = asyncio.ensure_future(self.rt.sleep(wait))
-            arrival = asyncio.ensure_future(self._enqueued.wait())
-            try:
-                await asyncio.wait((sleeper, arrival), return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for task in (sleeper, arrival):
-                    task.cancel()
-                await asyncio.wait((sleeper, arrival))
+                await self._turn(runs)
+            except BaseException as exc:
+                self._receipts.fail(runs, exc)  # not committed: their senders get the failure
+                if self.state is before:  # no transition committed: still queued in the store
+                    self._queue.put_back([r for r in runs if r.persisted])
+                raise
+        finally:
+            self._in_turn = False
+        if self._receipts.outstanding(runs):  # the machine refused the message
+            self._receipts.fail(runs, TurnNotStartedError(self.id))
 
     async def _turn(self, runs: list[PendingRun]) -> None:
         primary = runs[0]
-        for r in runs[1:]:
-            self._aliases[r.id] = primary.id
+        self._handles.merge(primary.id, [r.id for r in runs[1:]])
         now = self.rt.clock()
         reset_cfg = self.rt.settings.reset
         why = reset_due(
@@ -433,7 +382,7 @@ class SessionLane:
         await self._run(
             UserMessage(primary.id, message, now, remaining),
             consumed=tuple(r.id for r in runs if r.persisted),
-            accepted=lambda: self._accept(runs),
+            accepted=lambda: self._receipts.accept(runs),
         )
 
     async def _run(
@@ -542,7 +491,7 @@ class SessionLane:
         """
         message = f"The agent loop kept crashing ({type(error).__name__ if error else 'exit'}); "
         message += "send a new message to try again."
-        self._abandon_unqueued(
+        self._abandon_unstored(
             error if isinstance(error, Exception) else TurnNotStartedError(self.id)
         )
         state = self.state
@@ -553,8 +502,7 @@ class SessionLane:
             result = transition(state, self.context(), Interrupted(CRASH_REASON, resume=False))
             new_messages = [e.message for e in result.effects if isinstance(e, fx.PersistMessage)]
         self.state = Error(error_kind="loop_crash", message=message)
-        queued, self.queue = list(self.queue), deque[PendingRun]()
-        self._positions.clear()
+        queued = self._queue.clear()
         stored = False
         try:
             await self.rt.store.commit(
@@ -579,42 +527,19 @@ class SessionLane:
     def _end_unfinished(self, terminal: Callable[[str], TurnEvent]) -> None:
         """Give every handle still waiting the terminal event ``terminal(run_id)``: no
         worker is left to end its turn."""
-        while self._handles:
-            self.publish(terminal(next(iter(self._handles))))
+        while (run_id := self._handles.first_waiting()) is not None:
+            self.publish(terminal(run_id))
 
-    async def reset_view(self, reason: str) -> None:
-        """Start the LLM view afresh (``/reset``, ``/new``, daily/idle reset); history and
-        the person's standing ``/always`` grants stay."""
-        await self.rt.store.append_marker(self.id, RESET, {"reason": reason}, now=self.rt.clock())
-        self.view.invalidate()
-        emit(EventType.SESSION_RESET, session_id=self.id, reason=reason)
+    def close(self) -> None:
+        """The lane is done (stop, delete): every handle still waiting gets ``TurnError``
+        (kind ``stopped``: its turn cannot end in this process), its bus closes, and
+        senders of messages handed to its worker but never committed get
+        :class:`TurnNotStartedError`."""
+        self._end_unfinished(lambda run_id: TurnError(self.id, run_id, "stopped", STOPPED_TEXT))
+        self.bus.close()
+        self._abandon_unstored(TurnNotStartedError(self.id))
 
-    def info(self) -> SessionInfo:
-        state = self.executor.state if self.executor is not None else self.state
-        error = state.message if isinstance(state, Error) else None
-        return SessionInfo(
-            self.id,
-            self.agent_id,
-            self.user_id,
-            self.channel,
-            state.kind,
-            len(self.queue),
-            self.last_activity_at,
-            error,
-            self.parent_id,
-            self.bus.open_subscriptions(),
-        )
-
-    async def settle(self) -> None:
-        """Wait until no turn is running and nothing is queued (tests, shutdown)."""
-        while self.executor is not None or self.queue:  # noqa: ASYNC110 - two conditions
-            await asyncio.sleep(0.01)
-
-    def idle(self) -> bool:
-        """No turn running or about to run, nothing queued, and a quiet state."""
-        return (
-            self.executor is None
-            and not self._in_turn
-            and not self.queue
-            and isinstance(self.state, Idle | Error)
-        )
+    def _abandon_unstored(self, error: BaseException) -> None:
+        """The worker stopped for good: runs handed to it but never committed are gone
+        (their senders get ``error``; nothing of them was stored)."""
+        self._receipts.fail(self._queue.remove_unstored(), error)
