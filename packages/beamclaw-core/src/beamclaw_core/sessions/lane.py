@@ -44,31 +44,19 @@ from beamclaw_core.loop.states import AwaitingApproval, Error, Idle, State, is_b
 from beamclaw_core.loop.turn_events import (
     Dropped,
     Notice,
-    Queued,
-    TurnDone,
     TurnError,
     TurnEvent,
 )
 from beamclaw_core.messages import Message
-from beamclaw_core.sessions.bus import SessionBus, Subscription, TurnHandle
+from beamclaw_core.sessions.bus import Subscription, TurnHandle
 from beamclaw_core.sessions.commands import parse_command, run_command
 from beamclaw_core.sessions.compacting import compact_lane
 from beamclaw_core.sessions.control import SessionInfo
 from beamclaw_core.sessions.errors import TurnNotStartedError
-from beamclaw_core.sessions.handles import TurnHandles
-from beamclaw_core.sessions.queue_policy import (
-    ActNow,
-    Arrival,
-    Debounce,
-    Enqueue,
-    HandOver,
-    WaitForWork,
-    arrive,
-    take,
-)
-from beamclaw_core.sessions.receipts import Receipts
-from beamclaw_core.sessions.run_queue import RunQueue
-from beamclaw_core.sessions.runs import PendingRun, merge_runs
+from beamclaw_core.sessions.lane_events import LaneEvents
+from beamclaw_core.sessions.lane_queue import LaneQueue
+from beamclaw_core.sessions.queue_policy import ActNow, Arrival, Enqueue, HandOver
+from beamclaw_core.sessions.runs import PendingRun, turn_message
 from beamclaw_core.sessions.runtime import Runtime, reset_due
 from beamclaw_core.store import RESET, ConversationRecord
 from beamclaw_core.subagents.definitions import subagent_tools
@@ -92,7 +80,8 @@ class SessionLane:
         self.parent_id = record.parent_id
         self.state: State = record.state
         self.last_activity_at = record.last_activity_at
-        self.bus = SessionBus(runtime.subscriber_buffer)
+        self.events = LaneEvents(record.id, runtime.subscriber_buffer)
+        self.bus = self.events.bus
         self.allowlist = runtime.always.person(record.agent_id, record.user_id, record.id)
         self.view = ViewCache(runtime.store, record.id, new=record.new)
         self.executor: TurnExecutor | None = None
@@ -102,11 +91,7 @@ class SessionLane:
         self._record_fresh = True
         """The state came with ``record`` just now: the worker's first start need not read
         it again (a restart after a crash does)."""
-        self._queue = RunQueue()
-        self._handles = TurnHandles(self.id, self.bus)
-        self._receipts = Receipts(self.id)
-        self._changed = asyncio.Event()
-        """Set whenever the queue gains or loses runs (wakes the worker, ends a debounce)."""
+        self._queue = LaneQueue(runtime, self.id, self.publish)
         self._turn_lock = asyncio.Lock()
         self._in_turn = False
         """The worker took runs off the queue and has not finished their turn."""
@@ -115,19 +100,11 @@ class SessionLane:
     def is_sub_agent(self) -> bool:
         return self.parent_id is not None
 
-    # ------------------------------------------------------------ events
-
     def publish(self, event: TurnEvent) -> None:
-        self.bus.publish(event)
-        self._handles.ended(event)
+        self.events.publish(event)
 
     def subscribe(self) -> Subscription:
-        return self.bus.subscribe()
-
-    def reply(self, run_id: str, text: str) -> None:
-        """Answer a run without a turn (commands): a notice, then ``TurnDone``."""
-        self.publish(Notice(self.id, run_id, text))
-        self.publish(TurnDone(self.id, run_id, text=text))
+        return self.events.subscribe()
 
     # ------------------------------------------------------------ arrivals
 
@@ -151,87 +128,44 @@ class SessionLane:
         ``drafts``: the sender wants the answer as it streams; see :meth:`Core.send`."""
         now = self.rt.clock()
         run_id = uuid.uuid4().hex
-        handle = self._handles.open(run_id, drafts)
+        handle = self.events.open(run_id, drafts)
         command = parse_command(content) if isinstance(content, str) else None
-        queue_state = self._queue.state(
-            self.rt.settings.queue, turn_running=self.executor is not None
+        decision = self._queue.decide(
+            Arrival(run_id, command), turn_running=self.executor is not None
         )
-        decision = arrive(queue_state, Arrival(run_id, command))
         if isinstance(decision, ActNow):
-            self.reply(run_id, await run_command(self, decision.command))
+            self.events.reply(run_id, await run_command(self, decision.command))
             return handle
         behind = isinstance(decision, Enqueue)
-        sent_from = channel or self.channel
         run = PendingRun(
             run_id,
             content,
             now,
             source_message_id,
-            sent_from,
+            channel or self.channel,
             queued_behind=behind,
             persisted=behind,
         )
         if isinstance(decision, HandOver):
-            accepted = self._receipts.issue(run_id)
-            self._arrive(run, now)
-            await accepted
-        else:
-            await self._enqueue(run, decision, now)
-        return handle
-
-    async def _enqueue(self, run: PendingRun, decision: Enqueue, now: float) -> None:
+            await self._queue.hand_over(run, now)
+            return handle
         if decision.interrupt and self.executor is not None:
             self.executor.post(Cancel("Interrupted by a newer message"))
-        if decision.dropped:
-            cap = self.rt.settings.queue.cap
-            dropped = self._queue.take(decision.dropped)
-            reason = f"The queue is full ({cap} messages): this older message was dropped."
-            await self._drop(dropped, reason)
-            for old in dropped:
-                emit(EventType.QUEUE_DROPPED, session_id=self.id, run_id=old.id)
-            self._announce_positions()
-        await self.rt.store.enqueue(self.id, run.id, run.payload(), now=now)
-        self._arrive(run, now)
-        emit(EventType.QUEUE_ENQUEUED, session_id=self.id, position=decision.position)
-        self._announce_positions()
-
-    def _arrive(self, run: PendingRun, now: float) -> None:
-        self._queue.append(run, now)
-        self._changed.set()
-
-    async def _drop(self, runs: list[PendingRun], reason: str) -> None:
-        """``runs`` left the queue without a turn: unstored, their senders told."""
-        self._receipts.accept(runs)  # a handed-over run's sender learns it from its handle
-        await self.rt.store.drop_runs([r.id for r in runs])
-        for run in runs:
-            self.publish(Dropped(self.id, run.id, reason=reason))
-
-    def _announce_positions(self) -> None:
-        """Tell every waiting sender its place in the queue whenever it changed: a run
-        hears ``Queued(position)`` when it arrives behind a turn and again each time the
-        queue moves, so a channel's "3rd in line" never goes stale."""
-        for run_id, position in self._queue.moved():
-            self.publish(Queued(self.id, run_id, position=position))
+        await self._queue.enqueue(run, decision, now)
+        return handle
 
     async def restore_queue(self) -> None:
         """Reload runs persisted before a restart (they resume in order)."""
-        pending = await self.rt.store.pending(self.id)
-        self._queue.restore(
-            [PendingRun.from_payload(r.id, r.created_at, r.payload) for r in pending]
-        )
-        if pending:
-            self._changed.set()
+        await self._queue.restore()
 
     # ------------------------------------------------------------ control (LaneControl)
 
     async def cancel(self, reason: str = "Cancelled by user") -> int:
         """``/stop``: clear the queue and cancel the running turn. Returns cleared count."""
-        runs = self._queue.clear()
-        self._changed.set()  # ends a collect debounce waiting on these runs
-        await self._drop(runs, "Stopped before it ran (/stop).")
+        cleared = await self._queue.clear("Stopped before it ran (/stop).")
         if self.executor is not None:
             self.executor.post(Cancel(reason))
-        return len(runs)
+        return cleared
 
     def turn_running(self) -> bool:
         return self.executor is not None and is_busy(self.executor.state)
@@ -297,7 +231,7 @@ class SessionLane:
         try:
             await self._work()
         except asyncio.CancelledError as stopped:
-            self._abandon_unstored(stopped)
+            self._queue.abandon_unstored(stopped)
             raise
 
     async def _work(self) -> None:
@@ -314,49 +248,28 @@ class SessionLane:
                 Interrupted(RESTART_REASON if restart else CRASH_REASON, resume=not restart)
             )
         while True:
-            queue_state = self._queue.state(self.rt.settings.queue, turn_running=False)
-            decision = take(queue_state, self.rt.clock())
-            if isinstance(decision, WaitForWork):
-                self._changed.clear()
-                await self._changed.wait()
-            elif isinstance(decision, Debounce):
-                await self._until_change(decision.seconds)
-            else:
-                await self._take_turn(self._queue.take(decision.run_ids))
-
-    async def _until_change(self, seconds: float) -> None:
-        """Collect mode's debounce: wait ``seconds`` or until the queue changes, through
-        the runtime's sleep (virtual time in tests)."""
-        self._changed.clear()
-        sleeper = asyncio.ensure_future(self.rt.sleep(seconds))
-        change = asyncio.ensure_future(self._changed.wait())
-        try:
-            await asyncio.wait((sleeper, change), return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for task in (sleeper, change):
-                task.cancel()
-            await asyncio.wait((sleeper, change))
+            await self._take_turn(await self._queue.next_turn())
 
     async def _take_turn(self, runs: list[PendingRun]) -> None:
         self._in_turn = True
-        self._announce_positions()
+        receipts = self._queue.receipts
         try:
             before = self.state
             try:
                 await self._turn(runs)
             except BaseException as exc:
-                self._receipts.fail(runs, exc)  # not committed: their senders get the failure
+                receipts.fail(runs, exc)  # not committed: their senders get the failure
                 if self.state is before:  # no transition committed: still queued in the store
                     self._queue.put_back([r for r in runs if r.persisted])
                 raise
         finally:
             self._in_turn = False
-        if self._receipts.outstanding(runs):  # the machine refused the message
-            self._receipts.fail(runs, TurnNotStartedError(self.id))
+        if receipts.outstanding(runs):  # the machine refused the message
+            receipts.fail(runs, TurnNotStartedError(self.id))
 
     async def _turn(self, runs: list[PendingRun]) -> None:
         primary = runs[0]
-        self._handles.merge(primary.id, [r.id for r in runs[1:]])
+        self.events.merge(primary.id, [r.id for r in runs[1:]])
         now = self.rt.clock()
         reset_cfg = self.rt.settings.reset
         why = reset_due(
@@ -374,15 +287,11 @@ class SessionLane:
         if budget is not None:
             spent = await self.rt.store.cost_since(self.agent_id, self.rt.local_day_start(now))
             remaining = budget - spent
-        meta = {"run_ids": [r.id for r in runs], "channel": primary.channel}
-        if primary.source_message_id is not None:
-            meta["source_message_id"] = primary.source_message_id
-        message = Message.user(merge_runs(runs), meta=meta)
         self.last_activity_at = now
         await self._run(
-            UserMessage(primary.id, message, now, remaining),
+            UserMessage(primary.id, turn_message(runs), now, remaining),
             consumed=tuple(r.id for r in runs if r.persisted),
-            accepted=lambda: self._receipts.accept(runs),
+            accepted=lambda: self._queue.receipts.accept(runs),
         )
 
     async def _run(
@@ -491,7 +400,7 @@ class SessionLane:
         """
         message = f"The agent loop kept crashing ({type(error).__name__ if error else 'exit'}); "
         message += "send a new message to try again."
-        self._abandon_unstored(
+        self._queue.abandon_unstored(
             error if isinstance(error, Exception) else TurnNotStartedError(self.id)
         )
         state = self.state
@@ -502,7 +411,7 @@ class SessionLane:
             result = transition(state, self.context(), Interrupted(CRASH_REASON, resume=False))
             new_messages = [e.message for e in result.effects if isinstance(e, fx.PersistMessage)]
         self.state = Error(error_kind="loop_crash", message=message)
-        queued = self._queue.clear()
+        queued = self._queue.drain()
         stored = False
         try:
             await self.rt.store.commit(
@@ -522,24 +431,13 @@ class SessionLane:
             self.publish(TurnError(self.id, tid, "loop_crash", message))
             for run in queued:
                 self.publish(Dropped(self.id, run.id, reason=message))
-            self._end_unfinished(lambda run_id: TurnError(self.id, run_id, "loop_crash", message))
-
-    def _end_unfinished(self, terminal: Callable[[str], TurnEvent]) -> None:
-        """Give every handle still waiting the terminal event ``terminal(run_id)``: no
-        worker is left to end its turn."""
-        while (run_id := self._handles.first_waiting()) is not None:
-            self.publish(terminal(run_id))
+            self.events.end_unfinished(lambda r: TurnError(self.id, r, "loop_crash", message))
 
     def close(self) -> None:
         """The lane is done (stop, delete): every handle still waiting gets ``TurnError``
         (kind ``stopped``: its turn cannot end in this process), its bus closes, and
         senders of messages handed to its worker but never committed get
         :class:`TurnNotStartedError`."""
-        self._end_unfinished(lambda run_id: TurnError(self.id, run_id, "stopped", STOPPED_TEXT))
+        self.events.end_unfinished(lambda r: TurnError(self.id, r, "stopped", STOPPED_TEXT))
         self.bus.close()
-        self._abandon_unstored(TurnNotStartedError(self.id))
-
-    def _abandon_unstored(self, error: BaseException) -> None:
-        """The worker stopped for good: runs handed to it but never committed are gone
-        (their senders get ``error``; nothing of them was stored)."""
-        self._receipts.fail(self._queue.remove_unstored(), error)
+        self._queue.abandon_unstored(TurnNotStartedError(self.id))

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from beamclaw_core.messages import Message
 from beamclaw_tools import ContentPart, TextPart
 
 _PARTS: TypeAdapter[tuple[ContentPart, ...]] = TypeAdapter(tuple[ContentPart, ...])
@@ -92,3 +93,13 @@ def merge_runs(runs: list[PendingRun]) -> str | tuple[ContentPart, ...]:
     if not images:
         return merged
     return (TextPart(text=merged), *images)
+
+
+def turn_message(runs: list[PendingRun]) -> Message:
+    """The user message of the turn ``runs`` become (the first one's id is the turn's):
+    their content merged, their ids and the first one's channel and source in ``meta``."""
+    primary = runs[0]
+    meta: dict[str, Any] = {"run_ids": [r.id for r in runs], "channel": primary.channel}
+    if primary.source_message_id is not None:
+        meta["source_message_id"] = primary.source_message_id
+    return Message.user(merge_runs(runs), meta=meta)
