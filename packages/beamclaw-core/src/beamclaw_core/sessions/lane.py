@@ -39,32 +39,26 @@ from beamclaw_core.loop.inputs import (
     Interrupted,
     UserMessage,
 )
-from beamclaw_core.loop.machine import transition
 from beamclaw_core.loop.states import AwaitingApproval, Error, Idle, State, is_busy
-from beamclaw_core.loop.turn_events import (
-    Dropped,
-    Notice,
-    TurnError,
-    TurnEvent,
-)
+from beamclaw_core.loop.turn_events import Dropped, Notice, TurnError, TurnEvent
 from beamclaw_core.messages import Message
 from beamclaw_core.sessions.bus import Subscription, TurnHandle
 from beamclaw_core.sessions.commands import parse_command, run_command
 from beamclaw_core.sessions.compacting import compact_lane
 from beamclaw_core.sessions.control import SessionInfo
+from beamclaw_core.sessions.crash import CRASH_REASON, crash_report
 from beamclaw_core.sessions.errors import TurnNotStartedError
 from beamclaw_core.sessions.lane_events import LaneEvents
 from beamclaw_core.sessions.lane_queue import LaneQueue
 from beamclaw_core.sessions.queue_policy import ActNow, Arrival, Enqueue, HandOver
 from beamclaw_core.sessions.runs import PendingRun, turn_message
-from beamclaw_core.sessions.runtime import Runtime, reset_due
+from beamclaw_core.sessions.runtime import Runtime
 from beamclaw_core.store import RESET, ConversationRecord
 from beamclaw_core.subagents.definitions import subagent_tools
 from beamclaw_obs import EventType, emit
 from beamclaw_tools import ContentPart, SessionRef
 
 RESTART_REASON = "interrupted by restart"
-CRASH_REASON = "the loop crashed and was restarted"
 STOPPED_TEXT = "The session was stopped before this turn ended."
 
 
@@ -116,14 +110,10 @@ class SessionLane:
         channel: str | None = None,
         drafts: bool = True,
     ) -> TurnHandle:
-        """Queue a message; returns its handle (subscribed before anything can happen)
-        once the message is durable.
-
-        A command acts at once. A message for a busy lane is stored in the queue first;
-        one for an idle lane is handed straight to the worker, and this returns when the
-        turn's first commit (the message itself, with the new state) is done: one
-        transaction instead of two, and the same promise, since a crash before that
-        commit fails this call (:mod:`~beamclaw_core.sessions.receipts`).
+        """Queue a message (a command acts at once); returns its handle, subscribed before
+        anything can happen, once the message is durable: stored in the queue behind a
+        turn, or — handed to an idle worker — stored by its turn's first commit
+        (:mod:`~beamclaw_core.sessions.receipts`).
 
         ``drafts``: the sender wants the answer as it streams; see :meth:`Core.send`."""
         now = self.rt.clock()
@@ -271,22 +261,11 @@ class SessionLane:
         primary = runs[0]
         self.events.merge(primary.id, [r.id for r in runs[1:]])
         now = self.rt.clock()
-        reset_cfg = self.rt.settings.reset
-        why = reset_due(
-            self.last_activity_at,
-            now,
-            daily_hour=reset_cfg.daily_hour,
-            idle_minutes=reset_cfg.idle_minutes,
-            session_ttl_seconds=self.rt.settings.session_ttl_seconds,
-        )
+        why = self.rt.reset_reason(self.last_activity_at, now)
         if why is not None and (await self.view.get()).messages:
             await self.reset_view(f"automatic reset ({why})")
             self.publish(Notice(self.id, primary.id, f"Started a fresh session: {why}."))
-        budget = self.rt.settings.daily_cost_budget_usd
-        remaining = None
-        if budget is not None:
-            spent = await self.rt.store.cost_since(self.agent_id, self.rt.local_day_start(now))
-            remaining = budget - spent
+        remaining = await self.rt.budget_left(self.agent_id, now)
         self.last_activity_at = now
         await self._run(
             UserMessage(primary.id, turn_message(runs), now, remaining),
@@ -398,26 +377,18 @@ class SessionLane:
         never committed with ``TurnError``. A write that fails is logged; the lane then
         keeps its ``Error`` state in memory over the stale stored one.
         """
-        message = f"The agent loop kept crashing ({type(error).__name__ if error else 'exit'}); "
-        message += "send a new message to try again."
         self._queue.abandon_unstored(
             error if isinstance(error, Exception) else TurnNotStartedError(self.id)
         )
-        state = self.state
-        turn_id = getattr(state, "turn", None)
-        tid = turn_id.turn_id if turn_id is not None else None
-        new_messages: list[Message] = []
-        if is_busy(state):
-            result = transition(state, self.context(), Interrupted(CRASH_REASON, resume=False))
-            new_messages = [e.message for e in result.effects if isinstance(e, fx.PersistMessage)]
-        self.state = Error(error_kind="loop_crash", message=message)
+        report = crash_report(self.state, self.context(), error)
+        self.state = report.state
         queued = self._queue.drain()
         stored = False
         try:
             await self.rt.store.commit(
                 self.id,
                 self.state,
-                new_messages,
+                report.messages,
                 now=self.rt.clock(),
                 consumed_runs=[r.id for r in queued if r.persisted],
             )
@@ -428,10 +399,10 @@ class SessionLane:
         finally:
             self.view.invalidate()
             emit(EventType.TURN_ERROR, session_id=self.id, kind="loop_crash", stored=stored)
-            self.publish(TurnError(self.id, tid, "loop_crash", message))
+            self.publish(TurnError(self.id, report.turn_id, "loop_crash", report.text))
             for run in queued:
-                self.publish(Dropped(self.id, run.id, reason=message))
-            self.events.end_unfinished(lambda r: TurnError(self.id, r, "loop_crash", message))
+                self.publish(Dropped(self.id, run.id, reason=report.text))
+            self.events.end_unfinished(lambda r: TurnError(self.id, r, "loop_crash", report.text))
 
     def close(self) -> None:
         """The lane is done (stop, delete): every handle still waiting gets ``TurnError``

@@ -78,6 +78,26 @@ class Runtime:
         local = dt.datetime.fromtimestamp(now).astimezone()
         return local.replace(hour=0, minute=0, second=0, microsecond=0).timestamp()
 
+    def reset_reason(self, last_activity: float, now: float) -> str | None:
+        """Why a session last active at ``last_activity`` starts fresh at ``now``
+        (``[core.reset]``, ``session_ttl_seconds``; see :func:`reset_due`), or None."""
+        cfg = self.settings.reset
+        return reset_due(
+            last_activity,
+            now,
+            daily_hour=cfg.daily_hour,
+            idle_minutes=cfg.idle_minutes,
+            session_ttl_seconds=self.settings.session_ttl_seconds,
+        )
+
+    async def budget_left(self, agent_id: str, now: float) -> float | None:
+        """What ``agent_id`` may still spend today (``daily_cost_budget_usd``); None:
+        no budget."""
+        budget = self.settings.daily_cost_budget_usd
+        if budget is None:
+            return None
+        return budget - await self.store.cost_since(agent_id, self.local_day_start(now))
+
 
 def reset_due(
     last_activity: float,

@@ -10,15 +10,29 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from beamclaw_core.loop import effects as fx
 from beamclaw_core.loop.inputs import SubAgentResult
 from beamclaw_core.loop.turn_events import TurnDone, TurnError
+from beamclaw_core.sessions.bus import TurnHandle
 from beamclaw_obs import EventType, emit
 
-if TYPE_CHECKING:  # sessions.lane imports subagents.definitions; the type is all we need
-    from beamclaw_core.sessions.lane import SessionLane
+
+class ChildLane(Protocol):
+    """What the runner needs of a child conversation's lane (a ``SessionLane``)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def submitted(self) -> tuple[str, bool] | None:
+        """The child's ``submit_result``, once it called it."""
+        ...
+
+    async def submit(self, content: str) -> TurnHandle: ...
+
+    async def cancel(self, reason: str = ...) -> int: ...
 
 
 class SubAgentRunner:
@@ -26,7 +40,7 @@ class SubAgentRunner:
 
     def __init__(
         self,
-        open_child: Callable[[str, str, str | None], Awaitable[SessionLane]],
+        open_child: Callable[[str, str, str | None], Awaitable[ChildLane]],
         deliver: Callable[[str, SubAgentResult], None],
         timeout: float,
     ) -> None:
