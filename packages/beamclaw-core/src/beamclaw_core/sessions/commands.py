@@ -8,10 +8,13 @@ at once and answer the sender with a notice. They act through
 
 from __future__ import annotations
 
+from beamclaw_core.loop.inputs import Decision
 from beamclaw_core.loop.request import request_messages
 from beamclaw_core.providers import estimate_message_tokens, estimate_prompt_tokens
 from beamclaw_core.sessions.compacting import flush_memory
 from beamclaw_core.sessions.control import LaneAccess, LaneControl
+
+_DECISIONS: dict[str, Decision] = {"/yes": "yes", "/no": "no", "/always": "always"}
 
 COMMANDS = ("/new", "/reset", "/stop", "/status", "/context", "/yes", "/no", "/always")
 
@@ -29,8 +32,8 @@ async def run_command(lane: LaneControl, command: str) -> str:
         pending = lane.pending_approval()
         if pending is None:
             return "No approval is pending."
-        decision = {"/yes": "yes", "/no": "no", "/always": "always"}[command]
-        lane.answer(pending.request_id, decision)  # type: ignore[arg-type]
+        decision = _DECISIONS[command]
+        lane.answer(pending.request_id, decision)
         verb = {"yes": "Approved", "no": "Denied", "always": "Approved (always)"}[decision]
         return f"{verb}: {pending.pending.name}."
     if command == "/stop":
