@@ -38,8 +38,7 @@ from beamclaw_core.loop.inputs import Decision, SubAgentResult
 from beamclaw_core.messages import Message, Role
 from beamclaw_core.providers import Provider
 from beamclaw_core.sessions.bus import Subscription, TurnHandle
-from beamclaw_core.sessions.control import SessionInfo
-from beamclaw_core.sessions.lane import SessionLane
+from beamclaw_core.sessions.lane import SessionInfo, SessionLane
 from beamclaw_core.sessions.maintenance import Maintenance
 from beamclaw_core.sessions.memory_context import AutoContext, TranscriptIndexer
 from beamclaw_core.sessions.prompts import StaticPrompt, TurnPrompt, WorkspacePrompt

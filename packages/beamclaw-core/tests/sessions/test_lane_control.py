@@ -16,6 +16,7 @@ import pytest
 
 from beamclaw_core.approvals import AlwaysAllowlist
 from beamclaw_core.loop import Accepted, ApprovalRequested, Cancelled, Dropped, Queued
+from beamclaw_core.loop import effects as fx
 from beamclaw_core.loop.executor import ViewCache
 from beamclaw_core.loop.inputs import Decision
 from beamclaw_core.loop.states import AwaitingApproval
@@ -69,7 +70,18 @@ def runtime(
         clock=time.time,
         always=AlwaysAllowlist(db, time.time),
         tools=tools,
+        on_effect=lambda _effect: None,
+        spawn=no_children,
+        cancel_children=no_cancel,
     )
+
+
+async def no_children(_parent_id: str, _effect: fx.SpawnSubAgents) -> None:
+    raise AssertionError("these tests spawn no sub-agents")
+
+
+async def no_cancel(_child_ids: tuple[str, ...]) -> None:
+    return None
 
 
 @pytest.fixture

@@ -9,9 +9,8 @@ from beamclaw_obs.lazy import lazy_exports
 if TYPE_CHECKING:
     from beamclaw_core.sessions.bus import SessionBus, Subscription, TurnFailed, TurnHandle
     from beamclaw_core.sessions.commands import COMMANDS, parse_command
-    from beamclaw_core.sessions.control import LaneAccess, LaneControl, SessionInfo
     from beamclaw_core.sessions.errors import SessionError, TurnNotStartedError, UnknownSessionError
-    from beamclaw_core.sessions.lane import SessionLane
+    from beamclaw_core.sessions.lane import SessionInfo, SessionLane
     from beamclaw_core.sessions.runs import SessionAddress
     from beamclaw_core.sessions.runtime import ProviderFactory, SystemPromptSource, reset_due
 else:
@@ -30,8 +29,7 @@ else:
                 "TurnNotStartedError",
                 "UnknownSessionError",
             ),
-            "beamclaw_core.sessions.control": ("LaneAccess", "LaneControl", "SessionInfo"),
-            "beamclaw_core.sessions.lane": ("SessionLane",),
+            "beamclaw_core.sessions.lane": ("SessionInfo", "SessionLane"),
             "beamclaw_core.sessions.runs": ("SessionAddress",),
             "beamclaw_core.sessions.runtime": (
                 "ProviderFactory",
@@ -43,8 +41,6 @@ else:
 
 __all__ = [
     "COMMANDS",
-    "LaneAccess",
-    "LaneControl",
     "ProviderFactory",
     "SessionAddress",
     "SessionBus",

@@ -45,7 +45,7 @@ from beamclaw_core.messages import Message
 from beamclaw_core.sessions.bus import Subscription, TurnHandle
 from beamclaw_core.sessions.commands import parse_command, run_command
 from beamclaw_core.sessions.compacting import compact_lane
-from beamclaw_core.sessions.control import SessionInfo
+from beamclaw_core.sessions.control import SessionInfo as SessionInfo  # re-exported: its old home
 from beamclaw_core.sessions.crash import CRASH_REASON, crash_report
 from beamclaw_core.sessions.errors import TurnNotStartedError
 from beamclaw_core.sessions.lane_events import LaneEvents
