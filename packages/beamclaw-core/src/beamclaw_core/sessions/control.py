@@ -4,9 +4,11 @@
 commands (``sessions/commands.py``) and compaction (``sessions/compacting.py``) import
 only this module, never the lane, so neither reaches into its queue, worker or bus.
 
-Invariants: every operation here is safe to call at any moment (a turn running or not);
-:meth:`LaneControl.cancel` leaves no run queued; :meth:`LaneControl.settle` returns only
-when no turn runs and nothing is queued.
+Invariants: :meth:`LaneControl.cancel` leaves no run queued (each sender told
+``Dropped``) and asks the running turn, if any, to stop; :meth:`LaneControl.settle`
+returns only when no turn runs and nothing is queued (so never from the lane's own
+worker); :meth:`LaneControl.reset_view` leaves the history and the standing grants as
+they are; the rest only read, or answer the one pending approval.
 """
 
 from __future__ import annotations
