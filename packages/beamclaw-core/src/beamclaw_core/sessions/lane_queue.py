@@ -149,6 +149,7 @@ class LaneQueue:
     def _take(self, run_ids: tuple[str, ...]) -> list[PendingRun]:
         """Remove ``run_ids`` — the oldest runs, as the policy names them — from the front."""
         taken = [self._runs.popleft() for _ in run_ids]
+        assert tuple(r.id for r in taken) == run_ids, "decided and applied with no await between"
         for run in taken:
             self._told.pop(run.id, None)
         return taken
