@@ -301,9 +301,8 @@ class TurnExecutor:
 
     async def _request(self) -> tuple[list[Message], tuple[ToolDef, ...]]:
         log = self.deps.log
-        messages = request_messages(
-            await log.system_prompt(), await log.view(), await log.history()
-        )
+        view = await log.view()
+        messages = request_messages(await log.system_prompt(), view, await log.history())
         return messages, self.deps.tools.definitions()
 
     async def _llm(self) -> None:
