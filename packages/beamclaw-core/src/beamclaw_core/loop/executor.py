@@ -49,13 +49,13 @@ from beamclaw_core.loop.llm_call import complete_llm, provider_failure, stream_l
 from beamclaw_core.loop.machine import transition
 from beamclaw_core.loop.observe import observe_turn_event
 from beamclaw_core.loop.ports import LoopDeps
-from beamclaw_core.loop.request import request_messages
+from beamclaw_core.loop.request import LlmRequest, next_turn
 from beamclaw_core.loop.states import State, is_busy, recovery_form
 from beamclaw_core.messages import Message
 from beamclaw_core.providers import estimate_prompt_tokens
 from beamclaw_core.store import ConversationStore, View
 from beamclaw_obs import EventType, emit, scrub
-from beamclaw_tools import ToolCall, ToolDef, ToolResult
+from beamclaw_tools import ToolCall, ToolResult
 
 
 class ViewCache:
@@ -107,7 +107,7 @@ class TurnExecutor:
         self._generation = 0
         self._op: asyncio.Task[None] | None = None
         self._deadline: asyncio.Task[None] | None = None
-        self._measured: tuple[list[Message], tuple[ToolDef, ...]] | None = None
+        self._measured: LlmRequest | None = None
         """The request ``MeasureContext`` built, reused by the ``RequestLlm`` that follows
         it; dropped by anything that changes the view (a commit, a compaction)."""
         self._started_at: float | None = None
@@ -229,8 +229,8 @@ class TurnExecutor:
                 d.events.publish(event)
                 observe_turn_event(event, self._started_at, d.clock.now())
             case fx.MeasureContext():
-                self._measured = messages, tools = await self._request()
-                tokens = estimate_prompt_tokens(messages, tools)
+                self._measured = request = await self._request()
+                tokens = estimate_prompt_tokens(request.messages, request.tools)
                 self._post_op(ContextMeasured(tokens, d.model.context_window))
             case fx.Compact(reason=reason):
                 d.log.invalidate()
@@ -299,17 +299,15 @@ class TurnExecutor:
         await self.deps.clock.sleep(delay)
         self._inbox.put_nowait((generation if op else None, event))
 
-    async def _request(self) -> tuple[list[Message], tuple[ToolDef, ...]]:
-        log = self.deps.log
-        view = await log.view()
-        messages = request_messages(await log.system_prompt(), view, await log.history())
-        return messages, self.deps.tools.definitions()
+    async def _request(self) -> LlmRequest:
+        builder, view = await next_turn(self.deps)
+        return builder.request(view, history=await self.deps.log.history())
 
     async def _llm(self) -> None:
         generation = self._generation
         m = self.deps.model
         measured, self._measured = self._measured, None
-        messages, tools = measured if measured is not None else await self._request()
+        request = measured if measured is not None else await self._request()
 
         def post(event: Input) -> None:
             self._inbox.put_nowait((generation, event))
@@ -317,15 +315,10 @@ class TurnExecutor:
         try:
             if m.wants_stream():
                 event = await stream_llm(
-                    m.provider,
-                    messages,
-                    tools,
-                    coalesce_seconds=m.coalesce_seconds,
-                    post=post,
-                    model=m.model,
+                    m.provider, request, coalesce_seconds=m.coalesce_seconds, post=post
                 )
             else:
-                event = await complete_llm(m.provider, messages, tools, model=m.model)
+                event = await complete_llm(m.provider, request)
         except Exception as e:  # a provider bug must become an event, not a crash
             event = provider_failure(e)
         post(event)
