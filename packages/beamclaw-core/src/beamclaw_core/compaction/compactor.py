@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from loguru import logger
 
 from beamclaw_core.loop.inputs import CompactionDone
-from beamclaw_core.loop.request import LlmRequest, TurnRequestBuilder
+from beamclaw_core.loop.request import LlmRequest, TurnRequestBuilder, summary_message
 from beamclaw_core.messages import Message, Role
 from beamclaw_core.providers import (
     Provider,
@@ -129,7 +129,7 @@ class Compactor:
         )
         after = sum(estimate_message_tokens(r.message) for r in kept if r.message is not None)
         if summary:
-            after += estimate_message_tokens(Message.system(summary))
+            after += estimate_message_tokens(summary_message(summary))
         emit(
             EventType.COMPACTION_COMPLETE,
             session_id=conversation_id,

@@ -37,6 +37,11 @@ SUMMARY_PREFIX = "[Conversation summary]: "
 """Starts the system message that carries the compaction summary."""
 
 
+def summary_message(summary: str) -> Message:
+    """The system message that carries a compaction summary into a request."""
+    return Message.system(SUMMARY_PREFIX + summary)
+
+
 @dataclass(frozen=True, slots=True)
 class LlmRequest:
     """One provider request: ``messages`` in prompt order and the call's ``options``.
@@ -89,7 +94,7 @@ class TurnRequestBuilder:
         """
         messages = list(self.system)
         if view is not None and view.summary:
-            messages.append(Message.system(SUMMARY_PREFIX + view.summary))
+            messages.append(summary_message(view.summary))
         if history is not None and not then:
             messages.extend(history)
         else:
