@@ -80,8 +80,8 @@ async def _rounds(
     session: SessionRef,
     policy: ToolPolicy | None,
 ) -> int:
+    # what the flush turn adds after the view: its instructions, replies and results
     said = [Message.system(FLUSH_INSTRUCTIONS)]
-    """What the flush turn adds after the view: its instructions, replies and results."""
     allowed = {d.name for d in flush.tools}
     calls = 0
     for _ in range(MAX_ROUNDS):
