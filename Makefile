@@ -61,7 +61,7 @@ typecheck: install ## pyright in strict mode over every package
 
 .PHONY: bench
 bench: install services ## Benchmarks: ratios against in-run baselines, medians, peak memory
-	@set -a; . ./$(SERVICES_ENV); set +a; $(PY) -m bench
+	@set -a; . ./$(SERVICES_ENV); set +a; $(PY) -m bench --doc docs/benchmarks.md
 
 .PHONY: build
 build: install ## Build a wheel and sdist of every package into dist/

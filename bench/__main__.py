@@ -4,7 +4,9 @@ Each ``bench/<area>.py`` exposes ``run()`` (sync or async) returning a flat-ish 
 measurements. Benchmarks report ratios against a baseline measured in the same run,
 medians over several rounds, and peak memory; they never assert (tests do that).
 
-Usage: ``python -m bench [AREA ...]`` — results also go to ``bench/results/latest.json``.
+Usage: ``python -m bench [--doc PATH] [AREA ...]`` — results also go to
+``bench/results/latest.json``; with ``--doc`` they are also rendered as Markdown (goals
+first, see :mod:`bench._report`) to ``PATH`` (``make bench`` writes ``docs/benchmarks.md``).
 """
 
 from __future__ import annotations
@@ -53,6 +55,12 @@ def _print(name: str, result: dict[str, Any]) -> None:
 
 
 def main(argv: list[str]) -> int:
+    doc: Path | None = None
+    if argv[:1] == ["--doc"]:
+        if len(argv) < 2:
+            print("usage: python -m bench [--doc PATH] [AREA ...]", file=sys.stderr)
+            return 2
+        doc, argv = Path(argv[1]), argv[2:]
     areas = argv or discover()
     results: dict[str, Any] = {}
     failed = False
@@ -68,6 +76,11 @@ def main(argv: list[str]) -> int:
     out.mkdir(exist_ok=True)
     (out / "latest.json").write_text(json.dumps(results, indent=2, default=str))
     print(f"\nresults written to {out / 'latest.json'}")
+    if doc is not None:
+        from bench._report import render
+
+        doc.write_text(render(results))
+        print(f"report written to {doc}")
     return 1 if failed else 0
 
 

@@ -6,9 +6,13 @@ streams realistic word tokens one event each with a fixed gap, as real providers
 * ``slow``: 30 tokens at 20 tokens/s (50 ms apart), a typical chat model;
 * ``fast``: 100 tokens at 100 tokens/s (10 ms apart).
 
-Each round, interleaved, reads the same stream three ways: directly from the upstream
+Each round, interleaved, reads the same stream four ways: directly from the upstream
 (the baseline, measured in the same run), through a real gateway's ``/v1`` SSE
-(``stream: true``), and through its ``/ws``, each turn in a fresh session. Reported per
+(``stream: true``), through its ``/ws`` (each of these turns in a fresh session), and
+through the TUI's own data path (``tui``): its daemon backend
+(:class:`~beamclaw_cli.tui.websocket.WebSocketBackend`) feeding its
+:class:`~beamclaw_cli.tui.transcript.Transcript`, timed when the transcript hands the
+changed entry to the widget (terminal painting itself is not measured). Reported per
 case and front end, each the median over ``ROUNDS`` rounds:
 
 * ``<case>_<path>_ttft_p50_ms``: time to the first content chunk; ``added_ttft_p50_ms``
@@ -63,7 +67,7 @@ from beamclaw_core.testing import FakeOpenAIServer, FakeReply
 from bench.streaming import CASES, tokens
 
 def step(request):
-    text = json.dumps(request.body)
+    text = json.dumps(request.body["messages"][-1])  # the TUI's session keeps its history
     for case, (n, gap) in CASES.items():
         if f"bench-case-{case}" in text:
             return FakeReply(tokens=tuple(tokens(n)), delay=gap)
@@ -134,6 +138,22 @@ async def _ws(ws: aiohttp.ClientWebSocketResponse, text: str) -> Trace:
             return trace
 
 
+async def _tui(backend: Any, text: str) -> Trace:
+    """One turn through the TUI's backend and transcript fold (what the screen redraws)."""
+    from beamclaw_cli.tui.transcript import Transcript
+
+    transcript = Transcript()
+    trace = Trace()
+    await backend.send(text)
+    async for event in backend.events():
+        changed = transcript.apply(event)
+        if event["type"] == "text" and changed:
+            trace.add(str(event["text"]))
+        if event["type"] in {"turn_done", "turn_error", "cancelled", "dropped", "disconnected"}:
+            return trace
+    return trace
+
+
 _HEADERS = {"content-type": "application/json"}
 
 
@@ -180,6 +200,8 @@ def _scrub_cost() -> dict[str, float]:
 
 
 async def _measure(fake_url: str) -> dict[str, Any]:
+    from beamclaw_cli.daemon import Endpoint
+    from beamclaw_cli.tui.websocket import WebSocketBackend
     from beamclaw_gateway.testing import live_gateway
     from bench.gateway import bench_config
 
@@ -192,6 +214,9 @@ async def _measure(fake_url: str) -> dict[str, Any]:
         client.ws_connect(gw.ws_url) as ws,
     ):
         await ws.receive_str()  # authenticated
+        host, port = gw.base_url.removeprefix("http://").rsplit(":", 1)
+        tui = WebSocketBackend(Endpoint(host, int(port)), agent="default", user_id="bench-tui")
+        await tui.start()
         direct_url = f"{fake_url}/chat/completions"
         gw_url = f"{gw.base_url}/v1/chat/completions"
         for r in range(ROUNDS + 1):  # round 0 warms up
@@ -206,6 +231,7 @@ async def _measure(fake_url: str) -> dict[str, Any]:
                 via = {
                     "sse": await _sse(client, gw_url, {**body, "user": uuid.uuid4().hex}),
                     "ws": await _ws(ws, prompt),
+                    "tui": await _tui(tui, prompt),
                 }
                 if not r:
                     continue
@@ -217,6 +243,7 @@ async def _measure(fake_url: str) -> dict[str, Any]:
                     rounds.setdefault(f"{case}_{path}_added_ttft_p50_ms", []).append(
                         (trace.times[0] - direct.times[0]) * 1000
                     )
+        await tui.close()
     out: dict[str, Any] = {k: round(statistics.median(v), 3) for k, v in rounds.items()}
     out.update(_scrub_cost())
     out["stream_coalesce_ms"] = getattr(config.core.agentic_loop, "stream_coalesce_ms", None)

@@ -32,18 +32,19 @@ from typing import Any
 from loguru import logger
 
 from beamclaw_core.agent_settings import AgentSettings
-from beamclaw_core.approvals import AlwaysAllowlist, AlwaysGrant
+from beamclaw_core.approvals import AlwaysGrant
 from beamclaw_core.loop import effects as fx
 from beamclaw_core.loop.inputs import Decision, SubAgentResult
 from beamclaw_core.messages import Message, Role
 from beamclaw_core.providers import Provider
 from beamclaw_core.sessions.bus import Subscription, TurnHandle
+from beamclaw_core.sessions.composition import CoreHooks, CoreParts, build_runtime, provider_lookup
 from beamclaw_core.sessions.lane import SessionInfo, SessionLane
 from beamclaw_core.sessions.maintenance import Maintenance
-from beamclaw_core.sessions.memory_context import AutoContext, TranscriptIndexer
-from beamclaw_core.sessions.prompts import StaticPrompt, TurnPrompt, WorkspacePrompt
+from beamclaw_core.sessions.memory_context import TranscriptIndexer
+from beamclaw_core.sessions.prompts import StaticPrompt, WorkspacePrompt
 from beamclaw_core.sessions.runs import SessionAddress
-from beamclaw_core.sessions.runtime import ProviderFactory, Runtime, SystemPromptSource
+from beamclaw_core.sessions.runtime import ProviderLookup, SystemPromptSource
 from beamclaw_core.sessions.usage import LaneUsage
 from beamclaw_core.settings import CoreSettings
 from beamclaw_core.store import ConversationRecord, ConversationStore, derive_session_id
@@ -70,43 +71,35 @@ class PendingApprovalInfo:
 class Core:
     """BeamClaw's agent runtime: sessions, the agentic loop, persistence and recovery."""
 
-    def __init__(
-        self,
-        runtime: Runtime,
-        database: Database,
-        *,
-        memory: MemoryService | None = None,
-        memory_settings: MemorySettings | None = None,
-    ) -> None:
-        self._rt = runtime
-        self._db = database
-        self.memory = memory
-        memory_cfg = memory_settings or MemorySettings()
-        auto_context = (
-            AutoContext(memory, memory_cfg.auto_context_limit)
-            if memory is not None and memory_cfg.auto_context
-            else None
-        )
-        self._auto_context = auto_context
-        self._indexer = TranscriptIndexer(runtime.store, memory) if memory is not None else None
-        runtime.system_prompt = TurnPrompt(
-            runtime.system_prompt, self._latest_user_message, auto_context
-        )
-        self._user_on_effect = runtime.on_effect
-        runtime.on_effect = self._on_effect
+    def __init__(self, parts: CoreParts) -> None:
+        """A core made of ``parts`` (:meth:`create` fills the defaults); the composition
+        root builds its runtime, given the hooks into this core up front."""
+        self._db = parts.database
+        self.memory = parts.memory
         self._lanes: dict[str, SessionLane] = {}
-        self._usage = LaneUsage(runtime.clock)
-        """When each loaded lane was last used (created, called, a turn ended) and who
-        holds it (no eviction meanwhile)."""
         self._supervisor: Supervisor | None = None
         self._maintenance: Maintenance | None = None
         self._lock = asyncio.Lock()
-        loop_cfg = runtime.settings.agentic_loop
         self._subagents = SubAgentRunner(
-            self._open_child, self._deliver, loop_cfg.subagent_timeout_seconds
+            self._open_child,
+            self._deliver,
+            parts.settings.agentic_loop.subagent_timeout_seconds,
         )
-        runtime.spawn = self._subagents.spawn
-        runtime.cancel_children = self._subagents.cancel
+        self._rt = build_runtime(
+            parts,
+            CoreHooks(
+                latest_user_message=self._latest_user_message,
+                on_effect=self._on_effect,
+                spawn=self._subagents.spawn,
+                cancel_children=self._subagents.cancel,
+            ),
+        )
+        self._indexer = (
+            TranscriptIndexer(self._rt.store, parts.memory) if parts.memory is not None else None
+        )
+        self._usage = LaneUsage(self._rt.clock)
+        """When each loaded lane was last used (created, called, a turn ended) and who
+        holds it (no eviction meanwhile)."""
 
     @classmethod
     def create(
@@ -114,7 +107,7 @@ class Core:
         settings: CoreSettings | None = None,
         database: Database | str | None = None,
         *,
-        provider: Provider | ProviderFactory,
+        provider: Provider | ProviderLookup,
         tools: ToolRegistry | None = None,
         tool_policy: Callable[[str], ToolPolicy | None] | None = None,
         compaction_provider: Provider | None = None,
@@ -150,42 +143,39 @@ class Core:
                 ``auto_context_limit``); defaults when None.
             agents: ``[agents.<id>]`` sections; an agent's ``autonomy_level`` replaces
                 ``[core] autonomy_level`` for its turns (its provider and model are the
-                ``provider`` factory's business). None: every agent uses ``[core]``.
+                ``provider`` lookup's business). None: every agent uses ``[core]``.
         """
         if database is None or isinstance(database, str):
             from beamclaw_memory import resolve_database_url
             from beamclaw_obs import beamclaw_home
 
             database = Database(resolve_database_url(database, beamclaw_home()))
-        factory: ProviderFactory = (
-            provider
-            if callable(provider) and not isinstance(provider, Provider)
-            else (lambda _agent, p=provider: p)  # type: ignore[misc]
-        )
-        prompt: SystemPromptSource
         core_settings = settings or CoreSettings()
+        prompt: SystemPromptSource
         if system_prompt is None:
             prompt = WorkspacePrompt(timezone=core_settings.timezone)
         elif isinstance(system_prompt, str):
             prompt = StaticPrompt(system_prompt)
         else:
             prompt = system_prompt
-        runtime = Runtime(
-            settings=core_settings,
-            store=ConversationStore(database),
-            provider_for=factory,
-            system_prompt=prompt,
-            clock=clock,
-            always=AlwaysAllowlist(database, clock),
-            sleep=sleep,
-            compaction_provider=compaction_provider,
-            tools=tools,
-            tool_policy_for=tool_policy or (lambda _a: None),
-            on_effect=on_effect,
-            subscriber_buffer=subscriber_buffer,
-            agents=dict(agents or {}),
+        return cls(
+            CoreParts(
+                settings=core_settings,
+                database=database,
+                providers=provider_lookup(provider),
+                system_prompt=prompt,
+                clock=clock,
+                sleep=sleep,
+                tools=tools,
+                tool_policy=tool_policy or (lambda _a: None),
+                compaction_provider=compaction_provider,
+                on_effect=on_effect,
+                subscriber_buffer=subscriber_buffer,
+                memory=memory,
+                memory_settings=memory_settings or MemorySettings(),
+                agents=dict(agents or {}),
+            )
         )
-        return cls(runtime, database, memory=memory, memory_settings=memory_settings)
 
     @property
     def settings(self) -> CoreSettings:
@@ -402,10 +392,8 @@ class Core:
     # ------------------------------------------------------------ internals
 
     def _on_effect(self, effect: fx.Effect) -> None:
-        """Runs before every effect: the embedder's hook, then transcript indexing when a
+        """Runs before every effect, after the embedder's hook: transcript indexing when a
         turn ends (its messages are committed before its effects run)."""
-        if self._user_on_effect is not None:
-            self._user_on_effect(effect)
         if (
             self._indexer is not None
             and isinstance(effect, fx.NotifyClient)

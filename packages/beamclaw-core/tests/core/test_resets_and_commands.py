@@ -17,7 +17,7 @@ from beamclaw_core.loop import (
     Notice,
     TurnDone,
 )
-from beamclaw_core.providers import Capabilities
+from beamclaw_core.providers import Capabilities, estimate_prompt_tokens
 from beamclaw_core.sessions import SessionAddress
 from beamclaw_core.testing import CallTool, Hang, Reply, ScriptedProvider
 from beamclaw_tools import Autonomy
@@ -207,3 +207,16 @@ async def test_approval_commands(make_core: Callable[..., Any]) -> None:
     later = await core.send(ADDR, "write again")
     assert await later.text() == "second done", "/always holds for the session"
     assert write.calls == [{"text": "2"}, {"text": "3"}]
+
+
+async def test_context_counts_the_tools_a_turn_sends(make_core: Callable[..., Any]) -> None:
+    """``/context`` measures the request a turn sends: spawn_agents is one of its tools."""
+    provider = ScriptedProvider([Reply("one")])
+    core: Core = make_core(provider, EchoTool())
+    await core.start(maintenance=False)
+    await (await core.send(ADDR, "first")).text()
+    sent_tools = provider.calls[-1].options.tools
+    assert "spawn_agents" in [t.name for t in sent_tools]
+    context = await (await core.send(ADDR, "/context")).text()
+    row = next(line.split() for line in context.splitlines() if line.strip().startswith("tools"))
+    assert int(row[1]) == estimate_prompt_tokens([], sent_tools)

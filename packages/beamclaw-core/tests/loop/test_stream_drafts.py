@@ -7,6 +7,7 @@ import asyncio
 
 from beamclaw_core.loop.inputs import Input, LlmChunk, LlmResponse
 from beamclaw_core.loop.llm_call import stream_llm
+from beamclaw_core.loop.request import TurnRequestBuilder
 from beamclaw_core.messages import Message
 from beamclaw_core.testing import Reply, ScriptedProvider
 from beamclaw_obs import scrub
@@ -17,9 +18,8 @@ SECRET = "sk-ant-api03-" + "FAKEfake09" * 3
 async def _drafts(text: str, chunk: int, window: float) -> tuple[list[str], Input]:
     provider = ScriptedProvider([Reply(text)], chunk_size=chunk)
     posted: list[Input] = []
-    final = await stream_llm(
-        provider, [Message.user("hi")], (), coalesce_seconds=window, post=posted.append
-    )
+    request = TurnRequestBuilder().request(then=[Message.user("hi")])
+    final = await stream_llm(provider, request, coalesce_seconds=window, post=posted.append)
     await asyncio.sleep(window * 2)  # a pending window would fire now: there must be none
     return [e.text for e in posted if isinstance(e, LlmChunk)], final
 

@@ -19,6 +19,7 @@ from beamclaw_core.loop import Accepted, ApprovalRequested, Cancelled, Dropped, 
 from beamclaw_core.loop import effects as fx
 from beamclaw_core.loop.executor import ViewCache
 from beamclaw_core.loop.inputs import Decision
+from beamclaw_core.loop.ports import LoopDeps
 from beamclaw_core.loop.states import AwaitingApproval
 from beamclaw_core.sessions.commands import run_command
 from beamclaw_core.sessions.control import LaneControl, SessionInfo
@@ -226,11 +227,13 @@ class RecordingControl:
     calls: list[tuple[Any, ...]] = field(default_factory=list[tuple[Any, ...]])
     id: str = "s1"
     agent_id: str = "default"
-    last_activity_at: float = 0.0
     allowlist: Iterable[str] = ()
 
     def session_ref(self) -> SessionRef:
         return SessionRef(session_id=self.id, agent_id=self.agent_id, user_id="local:ann")
+
+    def deps(self) -> LoopDeps:
+        raise AssertionError("these commands build no request")
 
     def info(self) -> SessionInfo:
         return SessionInfo(self.id, self.agent_id, "local:ann", "tui", "idle", self.queued, 0.0)

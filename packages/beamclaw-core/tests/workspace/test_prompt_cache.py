@@ -11,6 +11,7 @@ import pytest
 from beamclaw_core.messages import Message
 from beamclaw_core.workspace import (
     BootstrapFile,
+    FileTextCache,
     InvalidAgentNameError,
     PromptCache,
     agent_dir,
@@ -160,3 +161,14 @@ def test_the_prompt_order_lives_in_one_place() -> None:
     parts = in_prompt_order(["pre", "SOUL"], "skills", "env", ["yesterday", "today"], "MEMORY")
     assert parts == ["pre", "SOUL", "skills", "env", "yesterday", "today", "MEMORY"]
     assert in_prompt_order(["fallback"], None, "env", [], None) == ["fallback", "env"]
+
+
+def test_both_builds_read_through_the_same_path_string_reader() -> None:
+    """``read`` takes path strings in both builds, so one FileTextCache serves both."""
+    create_agent("default")
+    _write("default", "MEMORY.md", "- likes green tea\n")
+    files = FileTextCache(racy_window_ns=0)  # trust what was just written
+    fresh = build_system_prompt("default", now=NOW, last_message_at=None, read=files.read)
+    assert list(fresh.as_messages()) == _expected("default", now=NOW, last_message_at=None)
+    cached = PromptCache().messages("default", now=NOW, last_message_at=None, read=files.cached)
+    assert cached == list(fresh.as_messages())

@@ -17,9 +17,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from loguru import logger
 
 from beamclaw_core.loop.inputs import CompactionDone
+from beamclaw_core.loop.request import LlmRequest, TurnRequestBuilder, summary_message
 from beamclaw_core.messages import Message, Role
 from beamclaw_core.providers import (
-    CompletionOptions,
     Provider,
     ProviderError,
     estimate_message_tokens,
@@ -129,7 +129,7 @@ class Compactor:
         )
         after = sum(estimate_message_tokens(r.message) for r in kept if r.message is not None)
         if summary:
-            after += estimate_message_tokens(Message.system(summary))
+            after += estimate_message_tokens(summary_message(summary))
         emit(
             EventType.COMPACTION_COMPLETE,
             session_id=conversation_id,
@@ -140,15 +140,19 @@ class Compactor:
         )
         return CompactionDone(before, after, len(head), fallback)
 
+    def summary_request(self, head: Sequence[Message], previous: str | None) -> LlmRequest:
+        """The summary call: :data:`SUMMARY_INSTRUCTIONS`, then ``head`` (and the
+        ``previous`` summary) rendered as one user message; no tools, the compaction model."""
+        builder = TurnRequestBuilder((Message.system(SUMMARY_INSTRUCTIONS),), model=self.model)
+        return builder.request(then=[Message.user(render(head, previous))])
+
     async def _summarise(
         self, head: list[Message], previous: str | None
     ) -> tuple[str | None, bool]:
-        prompt = [Message.system(SUMMARY_INSTRUCTIONS), Message.user(render(head, previous))]
+        request = self.summary_request(head, previous)
         try:
             async with asyncio.timeout(self.timeout):
-                completion = await self.provider.complete(
-                    prompt, CompletionOptions(model=self.model)
-                )
+                completion = await self.provider.complete(request.messages, request.options)
         except (ProviderError, TimeoutError) as e:
             logger.warning("compaction summary failed, trimming instead: {}", e)
             return previous, True

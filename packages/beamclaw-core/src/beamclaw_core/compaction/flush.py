@@ -10,13 +10,15 @@ bounded by a timeout; its outcome is returned and emitted as ``MEMORY_FLUSH`` (`
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from beamclaw_core.loop.request import TurnRequestBuilder
 from beamclaw_core.messages import Message
-from beamclaw_core.providers import CompletionOptions, Provider
+from beamclaw_core.providers import Provider
+from beamclaw_core.store import View
 from beamclaw_obs import EventType, emit, scrub
-from beamclaw_tools import SessionRef, ToolDef, ToolPolicy, ToolRegistry
+from beamclaw_tools import SessionRef, ToolPolicy, ToolRegistry
 
 FLUSH_INSTRUCTIONS = (
     "The conversation is about to be compacted and older messages will leave your context. "
@@ -41,7 +43,8 @@ class _FlushTimeoutError(Exception):
 
 async def memory_flush(
     provider: Provider,
-    messages: Sequence[Message],
+    request: TurnRequestBuilder,
+    view: View,
     tools: ToolRegistry,
     session: SessionRef,
     policy: ToolPolicy | None = None,
@@ -49,13 +52,13 @@ async def memory_flush(
     time_limit: float | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> FlushOutcome:
-    """Run the hidden flush turn on ``messages`` (a turn's request, see
-    :func:`~beamclaw_core.loop.request.request_messages`), abandoned after ``time_limit``
-    seconds of ``sleep``. A failure is the outcome, not an exception."""
-    definitions = tuple(d for d in tools.definitions(policy) if "memory" in d.name)
-    if not definitions:
+    """Run the hidden flush turn on ``view``: the turn's request (``request``, offering
+    only its memory tools) followed by :data:`FLUSH_INSTRUCTIONS`, abandoned after
+    ``time_limit`` seconds of ``sleep``. A failure is the outcome, not an exception."""
+    flush = request.with_tools(lambda d: "memory" in d.name)
+    if not flush.tools:
         return FlushOutcome(ok=True)
-    rounds = _rounds(provider, messages, definitions, tools, session, policy)
+    rounds = _rounds(provider, flush, view, tools, session, policy)
     try:
         calls = await (rounds if time_limit is None else _within(rounds, time_limit, sleep))
     except _FlushTimeoutError:
@@ -71,30 +74,32 @@ async def memory_flush(
 
 async def _rounds(
     provider: Provider,
-    messages: Sequence[Message],
-    definitions: tuple[ToolDef, ...],
+    flush: TurnRequestBuilder,
+    view: View,
     tools: ToolRegistry,
     session: SessionRef,
     policy: ToolPolicy | None,
 ) -> int:
-    convo = [*messages, Message.system(FLUSH_INSTRUCTIONS)]
-    allowed = {d.name for d in definitions}
+    # what the flush turn adds after the view: its instructions, replies and results
+    said = [Message.system(FLUSH_INSTRUCTIONS)]
+    allowed = {d.name for d in flush.tools}
     calls = 0
     for _ in range(MAX_ROUNDS):
-        completion = await provider.complete(convo, CompletionOptions(tools=definitions))
+        request = flush.request(view, then=said)
+        completion = await provider.complete(request.messages, request.options)
         reply = completion.message
         if not reply.tool_calls:
             break
-        convo.append(reply)
+        said.append(reply)
         for call in reply.tool_calls:
             calls += 1
             if call.name in allowed:
                 result = await tools.execute(call, session, policy=policy)
-                convo.append(
+                said.append(
                     Message.tool(call.id, call.name, result.content, is_error=result.is_error)
                 )
             else:
-                convo.append(
+                said.append(
                     Message.tool(
                         call.id, call.name, "Not available during the flush.", is_error=True
                     )

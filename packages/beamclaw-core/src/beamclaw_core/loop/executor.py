@@ -18,13 +18,15 @@ Invariants:
 * Exactly one terminal event per turn: the transition that ends a turn is committed
   before its effects run, and if they fail part-way its terminal event is still
   published on the way down (a restart finds the turn ended and tells nothing).
+* The executor reaches the world only through the ports of its
+  :class:`~beamclaw_core.loop.ports.LoopDeps` (model, tools, conversation log, clock,
+  events, sub-agents).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal, assert_never
 
 from loguru import logger
@@ -35,7 +37,6 @@ from beamclaw_core.loop.errors import IllegalTransition
 from beamclaw_core.loop.history import HistoryRepair
 from beamclaw_core.loop.inputs import (
     ApprovalDecision,
-    CompactionDone,
     ContextMeasured,
     Input,
     OperationCancelled,
@@ -47,14 +48,14 @@ from beamclaw_core.loop.inputs import (
 from beamclaw_core.loop.llm_call import complete_llm, provider_failure, stream_llm
 from beamclaw_core.loop.machine import transition
 from beamclaw_core.loop.observe import observe_turn_event
-from beamclaw_core.loop.request import request_messages
+from beamclaw_core.loop.ports import LoopDeps
+from beamclaw_core.loop.request import LlmRequest, next_turn
 from beamclaw_core.loop.states import State, is_busy, recovery_form
-from beamclaw_core.loop.turn_events import TurnEvent
 from beamclaw_core.messages import Message
-from beamclaw_core.providers import Provider, estimate_prompt_tokens
+from beamclaw_core.providers import estimate_prompt_tokens
 from beamclaw_core.store import ConversationStore, View
 from beamclaw_obs import EventType, emit, scrub
-from beamclaw_tools import SessionRef, ToolCall, ToolDef, ToolPolicy, ToolRegistry, ToolResult
+from beamclaw_tools import ToolCall, ToolResult
 
 
 class ViewCache:
@@ -87,46 +88,12 @@ class ViewCache:
             self._repair = HistoryRepair()
         return self._repair.feed(view.messages[self._repair.fed :]).result()
 
-    def extend(self, messages: list[Message]) -> None:
+    def extend(self, messages: Sequence[Message]) -> None:
         if self._view is not None:
             self._view.messages.extend(messages)
 
     def invalidate(self) -> None:
         self._view = None
-
-
-@dataclass
-class LoopDeps:
-    """Everything the executor talks to (ports), injected by the session lane."""
-
-    store: ConversationStore
-    view: ViewCache
-    provider: Provider
-    session: SessionRef
-    publish: Callable[[TurnEvent], None]
-    system_prompt: Callable[[SessionRef], Awaitable[list[Message]]]
-    compact: Callable[[Literal["threshold", "overflow"], int], Awaitable[CompactionDone]]
-    allow_tool: Callable[[str], Awaitable[None]]
-    """Grant ``always`` durably (awaited before the tool runs)."""
-    clock: Callable[[], float]
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-    """Timer of retries, approval timeouts and the turn deadline (virtual time in tests)."""
-    tools: ToolRegistry | None = None
-    tool_policy: ToolPolicy | None = None
-    extra_tools: tuple[ToolDef, ...] = ()
-    spawn: Callable[[fx.SpawnSubAgents], Awaitable[None]] | None = None
-    cancel_children: Callable[[tuple[str, ...]], Awaitable[None]] | None = None
-    submit: Callable[[str, bool], None] | None = None
-    stream_coalesce_seconds: float = 0.005
-    """Streamed text goes out at most once per this many seconds (0 = every delta)."""
-    live: Callable[[], bool] = lambda: True
-    """Asked before each LLM call: does anyone want its text as it streams? If not, the
-    call is one non-streaming request (no drafts)."""
-    context_window: int = 128_000
-    model: str | None = None
-    on_effect: Callable[[fx.Effect], None] | None = None
-    """Fault-injection and tracing seam: called before each effect; raising crashes the loop."""
-    approvals: dict[str, str] = field(default_factory=dict)
 
 
 class TurnExecutor:
@@ -140,7 +107,7 @@ class TurnExecutor:
         self._generation = 0
         self._op: asyncio.Task[None] | None = None
         self._deadline: asyncio.Task[None] | None = None
-        self._measured: tuple[list[Message], tuple[ToolDef, ...]] | None = None
+        self._measured: LlmRequest | None = None
         """The request ``MeasureContext`` built, reused by the ``RequestLlm`` that follows
         it; dropped by anything that changes the view (a commit, a compaction)."""
         self._started_at: float | None = None
@@ -217,15 +184,13 @@ class TurnExecutor:
             or starts_turn
             or recovery_form(result.new_state) != recovery_form(self.state)
         ):
-            await self.deps.store.commit(
-                self.ctx.conversation_id,
+            await self.deps.log.commit(
                 result.new_state,
                 new_messages,
-                now=self.deps.clock(),
+                now=self.deps.clock.now(),
                 consumed_runs=consumed_runs,
                 activity=starts_turn,
             )
-            self.deps.view.extend(new_messages)
             if new_messages:
                 self._measured = None
         if (turn := getattr(self.state, "turn", None)) is not None:
@@ -237,8 +202,7 @@ class TurnExecutor:
         for i, effect in enumerate(effects):
             started = False
             try:
-                if self.deps.on_effect is not None:
-                    self.deps.on_effect(effect)
+                self.deps.events.before_effect(effect)
                 started = True
                 await self._run_effect(effect)
             except BaseException:
@@ -253,7 +217,7 @@ class TurnExecutor:
         the turn, which ends there.)"""
         for effect in unrun:
             if isinstance(effect, fx.NotifyClient) and effect.event.terminal:
-                self.deps.publish(effect.event)
+                self.deps.events.publish(effect.event)
 
     async def _run_effect(self, effect: fx.Effect) -> None:
         """Dispatch one effect; exhaustive over :data:`~beamclaw_core.loop.effects.Effect`."""
@@ -262,21 +226,21 @@ class TurnExecutor:
             case fx.PersistMessage():
                 pass  # committed with its transition, before any effect runs
             case fx.NotifyClient(event=event):
-                d.publish(event)
-                observe_turn_event(event, self._started_at, d.clock())
+                d.events.publish(event)
+                observe_turn_event(event, self._started_at, d.clock.now())
             case fx.MeasureContext():
-                self._measured = messages, tools = await self._request()
-                tokens = estimate_prompt_tokens(messages, tools)
-                self._post_op(ContextMeasured(tokens, d.context_window))
+                self._measured = request = await self._request()
+                tokens = estimate_prompt_tokens(request.messages, request.tools)
+                self._post_op(ContextMeasured(tokens, d.model.context_window))
             case fx.Compact(reason=reason):
-                d.view.invalidate()
+                d.log.invalidate()
                 self._measured = None
                 self._start(self._compact(reason))
             case fx.RequestLlm(attempt=attempt):
                 emit(
                     EventType.LLM_REQUEST,
                     session_id=self.ctx.conversation_id,
-                    model=d.model or d.provider.model,
+                    model=d.model.model or d.model.provider.model,
                     attempt=attempt,
                 )
                 self._start(self._llm())
@@ -291,7 +255,6 @@ class TurnExecutor:
             case fx.ExecuteTool(call=call):
                 self._start(self._tool(call))
             case fx.RequestApproval(request_id=request_id, call=call, timeout=timeout):
-                d.approvals[request_id] = call.name
                 emit(
                     EventType.APPROVAL_REQUESTED,
                     session_id=self.ctx.conversation_id,
@@ -300,16 +263,13 @@ class TurnExecutor:
                 )
                 self._start(self._after(timeout, ApprovalDecision(request_id, "timeout"), op=True))
             case fx.AllowTool(tool=tool):
-                await d.allow_tool(tool)
+                await d.tools.allow(tool)
             case fx.SpawnSubAgents():
-                if d.spawn is not None:
-                    await d.spawn(effect)
+                await d.subagents.spawn(effect)
             case fx.CancelSubAgents(child_ids=child_ids):
-                if d.cancel_children is not None:
-                    await d.cancel_children(child_ids)
+                await d.subagents.cancel(child_ids)
             case fx.SubmitResult(result=result, success=success):
-                if d.submit is not None:
-                    d.submit(result, success)
+                d.subagents.submit(result, success)
             case fx.CancelOperation(ack=ack):
                 await self._stop_op()
                 if ack:
@@ -336,57 +296,37 @@ class TurnExecutor:
 
     async def _after(self, delay: float, event: Input, *, op: bool = False) -> None:
         generation = self._generation
-        await self.deps.sleep(delay)
+        await self.deps.clock.sleep(delay)
         self._inbox.put_nowait((generation if op else None, event))
 
-    async def _request(self) -> tuple[list[Message], tuple[ToolDef, ...]]:
-        d = self.deps
-        view = await d.view.get()
-        messages = request_messages(await d.system_prompt(d.session), view, await d.view.history())
-        tools: list[ToolDef] = []
-        if d.tools is not None:
-            tools.extend(d.tools.definitions(d.tool_policy))
-        tools.extend(d.extra_tools)
-        return messages, tuple(tools)
+    async def _request(self) -> LlmRequest:
+        builder, view = await next_turn(self.deps)
+        return builder.request(view, history=await self.deps.log.history())
 
     async def _llm(self) -> None:
         generation = self._generation
-        d = self.deps
+        m = self.deps.model
         measured, self._measured = self._measured, None
-        messages, tools = measured if measured is not None else await self._request()
+        request = measured if measured is not None else await self._request()
 
         def post(event: Input) -> None:
             self._inbox.put_nowait((generation, event))
 
         try:
-            if d.live():
+            if m.wants_stream():
                 event = await stream_llm(
-                    d.provider,
-                    messages,
-                    tools,
-                    coalesce_seconds=d.stream_coalesce_seconds,
-                    post=post,
-                    model=d.model,
+                    m.provider, request, coalesce_seconds=m.coalesce_seconds, post=post
                 )
             else:
-                event = await complete_llm(d.provider, messages, tools, model=d.model)
+                event = await complete_llm(m.provider, request)
         except Exception as e:  # a provider bug must become an event, not a crash
             event = provider_failure(e)
         post(event)
 
     async def _tool(self, call: ToolCall) -> None:
         generation = self._generation
-        d = self.deps
         try:
-            if d.tools is None:
-                result = ToolResult(
-                    tool_call_id=call.id,
-                    name=call.name,
-                    is_error=True,
-                    content=f"unknown tool {call.name!r}: no tools are configured",
-                )
-            else:
-                result = await d.tools.execute(call, d.session, policy=d.tool_policy)
+            result = await self.deps.tools.execute(call)
         except Exception as e:  # the registry never raises; a bug still must not hang
             result = ToolResult(
                 tool_call_id=call.id,
@@ -399,8 +339,8 @@ class TurnExecutor:
 
     async def _compact(self, reason: Literal["threshold", "overflow"]) -> None:
         generation = self._generation
-        done = await self.deps.compact(reason, self.deps.context_window)
-        self.deps.view.invalidate()
+        done = await self.deps.log.compact(reason, self.deps.model.context_window)
+        self.deps.log.invalidate()
         self._inbox.put_nowait((generation, done))
 
 

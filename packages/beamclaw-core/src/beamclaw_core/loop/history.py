@@ -84,13 +84,13 @@ class HistoryRepair:
                 continue
             out.extend(self._synthetic(call_id, name) for call_id, name in pending)
             pending.clear()
-            out.append(m)
             if m.role is Role.ASSISTANT and m.tool_calls:
-                seen: set[str] = set()
-                for c in m.tool_calls:
-                    if c.id not in seen:
-                        seen.add(c.id)
-                        pending.append((c.id, c.name))
+                first = {c.id: i for i, c in reversed(list(enumerate(m.tool_calls)))}
+                if len(first) < len(m.tool_calls):  # one result cannot answer two calls
+                    kept = tuple(c for i, c in enumerate(m.tool_calls) if first[c.id] == i)
+                    m = m.model_copy(update={"tool_calls": kept})
+                pending.extend((c.id, c.name) for c in m.tool_calls)
+            out.append(m)
         self.fed += len(messages)
         return self
 
@@ -100,7 +100,8 @@ class HistoryRepair:
 
 
 def repair_history(messages: Sequence[Message], text: str = INTERRUPTED_TEXT) -> list[Message]:
-    """A valid history: orphan tool results dropped, missing results filled synthetically.
+    """A valid history: orphan tool results dropped, missing results filled synthetically,
+    a call repeating an earlier call's id in the same message dropped.
 
     A valid input is returned unchanged (same messages, same order).
     """

@@ -17,11 +17,11 @@ import math
 from collections.abc import Callable
 
 from beamclaw_core.loop.inputs import Input, LlmChunk, LlmError, LlmResponse
+from beamclaw_core.loop.request import LlmRequest
 from beamclaw_core.messages import Message
 from beamclaw_core.parsing import has_thinking_tags, parse_tool_calls, strip_thinking
 from beamclaw_core.providers import (
     Completion,
-    CompletionOptions,
     ErrorKind,
     PriceTable,
     Provider,
@@ -31,7 +31,6 @@ from beamclaw_core.providers import (
     estimate_usage,
 )
 from beamclaw_obs import StreamScrubber, scrub, scrub_value
-from beamclaw_tools import ToolDef
 
 _PRICES = PriceTable.default()
 
@@ -107,59 +106,47 @@ def scrub_message(message: Message) -> Message:
 
 async def stream_llm(
     provider: Provider,
-    messages: list[Message],
-    tools: tuple[ToolDef, ...],
+    request: LlmRequest,
     *,
     coalesce_seconds: float,
     post: Callable[[Input], None],
-    model: str | None = None,
 ) -> Input:
-    """Stream one call, posting :class:`LlmChunk` drafts (scrubbed, at most one per
+    """Stream ``request`` (as :class:`~beamclaw_core.loop.request.TurnRequestBuilder`
+    built it), posting :class:`LlmChunk` drafts (scrubbed, at most one per
     ``coalesce_seconds``); return the final event."""
     drafts = _Drafts(coalesce_seconds, post)
     assembler = StreamAssembler(provider=provider.name)
     visible = VisibleText()
     try:
-        async for chunk in provider.stream(messages, CompletionOptions(model=model, tools=tools)):
+        async for chunk in provider.stream(request.messages, request.options):
             assembler.feed(chunk)
             if isinstance(chunk, TextDelta):
                 delta = visible.add(chunk.text)
                 if delta:
                     drafts.add(delta)
-        completion = assembler.completion(model=model or provider.model)
+        completion = assembler.completion(model=request.options.model or provider.model)
     except ProviderError as e:
         return LlmError(e.kind, scrub(e.message), e.retry_after)
     finally:
         drafts.close()
     drafts.flush()
-    return _final(provider, completion, messages, tools, model)
+    return _final(provider, completion, request)
 
 
-async def complete_llm(
-    provider: Provider,
-    messages: list[Message],
-    tools: tuple[ToolDef, ...],
-    *,
-    model: str | None = None,
-) -> Input:
-    """One non-streaming call (nobody wants drafts); the same final event as
-    :func:`stream_llm` would give."""
+async def complete_llm(provider: Provider, request: LlmRequest) -> Input:
+    """One non-streaming call of ``request`` (nobody wants drafts); the same final event
+    as :func:`stream_llm` would give."""
     try:
-        completion = await provider.complete(messages, CompletionOptions(model=model, tools=tools))
+        completion = await provider.complete(request.messages, request.options)
     except ProviderError as e:
         return LlmError(e.kind, scrub(e.message), e.retry_after)
-    return _final(provider, completion, messages, tools, model)
+    return _final(provider, completion, request)
 
 
-def _final(
-    provider: Provider,
-    completion: Completion,
-    messages: list[Message],
-    tools: tuple[ToolDef, ...],
-    model: str | None,
-) -> Input:
+def _final(provider: Provider, completion: Completion, request: LlmRequest) -> Input:
     """The call's final event: tool calls recovered from text when none came natively,
     usage estimated and priced when missing, everything scrubbed."""
+    messages, tools, model = request.messages, request.tools, request.options.model
     message = completion.message
     used_model = completion.model or model or provider.model
     if not message.tool_calls and tools:

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from beamclaw_core.sessions.errors import SessionError, TurnNotStartedError, UnknownSessionError
     from beamclaw_core.sessions.lane import SessionInfo, SessionLane
     from beamclaw_core.sessions.runs import SessionAddress
-    from beamclaw_core.sessions.runtime import ProviderFactory, SystemPromptSource, reset_due
+    from beamclaw_core.sessions.runtime import ProviderLookup, SystemPromptSource, reset_due
 else:
     __getattr__, __dir__ = lazy_exports(
         globals(),
@@ -32,7 +32,7 @@ else:
             "beamclaw_core.sessions.lane": ("SessionInfo", "SessionLane"),
             "beamclaw_core.sessions.runs": ("SessionAddress",),
             "beamclaw_core.sessions.runtime": (
-                "ProviderFactory",
+                "ProviderLookup",
                 "SystemPromptSource",
                 "reset_due",
             ),
@@ -41,7 +41,7 @@ else:
 
 __all__ = [
     "COMMANDS",
-    "ProviderFactory",
+    "ProviderLookup",
     "SessionAddress",
     "SessionBus",
     "SessionError",

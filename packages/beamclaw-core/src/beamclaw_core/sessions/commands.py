@@ -9,10 +9,10 @@ at once and answer the sender with a notice. They act through
 from __future__ import annotations
 
 from beamclaw_core.loop.inputs import Decision
-from beamclaw_core.loop.request import request_messages
 from beamclaw_core.providers import estimate_message_tokens, estimate_prompt_tokens
 from beamclaw_core.sessions.compacting import flush_memory
 from beamclaw_core.sessions.control import LaneAccess, LaneControl
+from beamclaw_core.sessions.requests import lane_request_builder
 
 _DECISIONS: dict[str, Decision] = {"/yes": "yes", "/no": "no", "/always": "always"}
 
@@ -89,10 +89,10 @@ async def _context(lane: LaneAccess) -> str:
     rt = lane.rt
     provider = rt.provider_for(lane.agent_id)
     window = rt.context_window_for(provider)
-    system = await rt.system_prompt(lane.session_ref(), lane.last_activity_at)
-    view = await lane.view.get()
-    history_msgs = request_messages([], view)
-    tools = tuple(rt.tools.definitions(rt.tool_policy_for(lane.agent_id))) if rt.tools else ()
+    builder, view = await lane_request_builder(lane)
+    request = builder.request(view)
+    system, history_msgs = builder.system, request.messages[len(builder.system) :]
+    tools = request.tools
     skills = sum(estimate_message_tokens(m) for m in system if m.meta.get("kind") == "skills")
     bootstrap = sum(estimate_message_tokens(m) for m in system) - skills
     tool_tokens = estimate_prompt_tokens([], tools) if tools else 0

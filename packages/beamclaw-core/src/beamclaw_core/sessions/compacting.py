@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from beamclaw_core.compaction import Compactor, FlushOutcome, memory_flush
 from beamclaw_core.loop.inputs import CompactionDone
-from beamclaw_core.loop.request import request_messages
 from beamclaw_core.providers import Provider
 from beamclaw_core.sessions.control import LaneAccess
+from beamclaw_core.sessions.requests import lane_request_builder
 
 
 async def compact_lane(lane: LaneAccess, window: int, *, reason: str) -> CompactionDone:
@@ -42,18 +42,18 @@ async def compact_lane(lane: LaneAccess, window: int, *, reason: str) -> Compact
 
 async def flush_memory(lane: LaneAccess, provider: Provider) -> FlushOutcome:
     """The memory flush of ``lane``'s conversation: the request a turn would send now
-    (system prompt, summary, history), bounded by ``memory_flush_timeout_seconds``.
-    Never raises for the LLM or a tool; a lane without tools has nothing to flush."""
+    (:func:`~beamclaw_core.sessions.requests.lane_request_builder`), bounded by
+    ``memory_flush_timeout_seconds``. Never raises for the LLM or a tool; a lane without tools has nothing to flush."""
     rt = lane.rt
     if rt.tools is None:
         return FlushOutcome(ok=True)
-    session = lane.session_ref()
-    system = await rt.system_prompt(session, lane.last_activity_at)
+    builder, view = await lane_request_builder(lane)
     return await memory_flush(
         provider,
-        request_messages(system, await lane.view.get()),
+        builder,
+        view,
         rt.tools,
-        session,
+        lane.session_ref(),
         rt.tool_policy_for(lane.agent_id),
         time_limit=rt.settings.agentic_loop.memory_flush_timeout_seconds,
         sleep=rt.sleep,

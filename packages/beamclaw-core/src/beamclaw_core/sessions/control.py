@@ -19,6 +19,7 @@ from typing import Protocol
 
 from beamclaw_core.loop.executor import ViewCache
 from beamclaw_core.loop.inputs import Decision
+from beamclaw_core.loop.ports import LoopDeps
 from beamclaw_core.loop.states import AwaitingApproval
 from beamclaw_core.sessions.runtime import Runtime
 from beamclaw_tools import SessionRef
@@ -42,7 +43,8 @@ class SessionInfo:
 
 
 class LaneAccess(Protocol):
-    """Read access to a lane's conversation (compaction, the memory flush, ``/context``)."""
+    """Read access to a lane's conversation and ports (compaction, the memory flush,
+    ``/context``)."""
 
     @property
     def id(self) -> str: ...
@@ -60,10 +62,12 @@ class LaneAccess(Protocol):
         """The conversation's LLM view; whoever rewrites it stored invalidates it."""
         ...
 
-    @property
-    def last_activity_at(self) -> float: ...
-
     def session_ref(self) -> SessionRef: ...
+
+    def deps(self) -> LoopDeps:
+        """The ports the lane's next turn would use (the memory flush and ``/context``
+        build exactly that turn's request)."""
+        ...
 
 
 class LaneControl(LaneAccess, Protocol):

@@ -28,9 +28,8 @@ from typing import Literal
 
 from loguru import logger
 
-from beamclaw_core.loop import effects as fx
 from beamclaw_core.loop.context import ApprovalRule, LoopContext, LoopLimits
-from beamclaw_core.loop.executor import LoopDeps, TurnExecutor, ViewCache
+from beamclaw_core.loop.executor import TurnExecutor, ViewCache
 from beamclaw_core.loop.inputs import (
     ApprovalDecision,
     Cancel,
@@ -39,12 +38,13 @@ from beamclaw_core.loop.inputs import (
     Interrupted,
     UserMessage,
 )
+from beamclaw_core.loop.ports import LoopDeps
 from beamclaw_core.loop.states import AwaitingApproval, Error, Idle, State, is_busy
 from beamclaw_core.loop.turn_events import Dropped, Notice, TurnError, TurnEvent
-from beamclaw_core.messages import Message
 from beamclaw_core.sessions.bus import Subscription, TurnHandle
 from beamclaw_core.sessions.commands import parse_command, run_command
 from beamclaw_core.sessions.compacting import compact_lane
+from beamclaw_core.sessions.composition import lane_ports
 from beamclaw_core.sessions.control import SessionInfo as SessionInfo  # re-exported: its old home
 from beamclaw_core.sessions.crash import CRASH_REASON, crash_report
 from beamclaw_core.sessions.errors import TurnNotStartedError
@@ -54,7 +54,6 @@ from beamclaw_core.sessions.queue_policy import ActNow, Arrival, Enqueue, HandOv
 from beamclaw_core.sessions.runs import PendingRun, turn_message
 from beamclaw_core.sessions.runtime import Runtime
 from beamclaw_core.store import RESET, ConversationRecord
-from beamclaw_core.subagents.definitions import subagent_tools
 from beamclaw_obs import EventType, emit
 from beamclaw_tools import ContentPart, SessionRef
 
@@ -326,45 +325,23 @@ class SessionLane:
         )
 
     def deps(self) -> LoopDeps:
-        rt = self.rt
-        provider = rt.provider_for(self.agent_id)
-        window = rt.context_window_for(provider)
-        last = self.last_activity_at
-
-        async def system_prompt(session: SessionRef) -> list[Message]:
-            return await rt.system_prompt(session, last)
-
         async def compact(reason: Literal["threshold", "overflow"], window: int) -> CompactionDone:
             return await compact_lane(self, window, reason=reason)
-
-        async def spawn(effect: fx.SpawnSubAgents) -> None:
-            if rt.spawn is not None:
-                await rt.spawn(self.id, effect)
 
         def submit(result: str, success: bool) -> None:
             self.submitted = (result, success)
 
-        return LoopDeps(
-            store=rt.store,
-            view=self.view,
-            provider=provider,
+        return lane_ports(
+            self.rt,
             session=self.session_ref(),
+            view=self.view,
+            last_activity_at=self.last_activity_at,
+            is_sub_agent=self.is_sub_agent,
             publish=self.publish,
-            system_prompt=system_prompt,
-            compact=compact,
+            wants_drafts=self.bus.wants_drafts,
             allow_tool=self.allowlist.add,
-            clock=rt.clock,
-            sleep=rt.sleep,
-            tools=rt.tools,
-            tool_policy=rt.tool_policy_for(self.agent_id),
-            extra_tools=subagent_tools(self.is_sub_agent) if rt.spawn is not None else (),
-            spawn=spawn,
-            cancel_children=rt.cancel_children,
+            compact=compact,
             submit=submit,
-            stream_coalesce_seconds=rt.settings.agentic_loop.stream_coalesce_ms / 1000,
-            live=self.bus.wants_drafts,
-            context_window=window,
-            on_effect=rt.on_effect,
         )
 
     async def give_up(self, error: BaseException | None) -> None:

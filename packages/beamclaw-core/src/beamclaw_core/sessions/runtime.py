@@ -36,34 +36,47 @@ class SystemPromptSource(Protocol):
     ) -> list[Message]: ...
 
 
-ProviderFactory = Callable[[str], Provider]
-"""Agent id → the provider that agent talks to."""
+ProviderLookup = Callable[[str], Provider]
+"""Agent id → the provider that agent talks to (built once, looked up per turn).
+
+Not to be confused with :data:`~beamclaw_core.providers.ProviderFactory`, which builds a
+provider of one ``kind`` from its configuration section."""
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Runtime:
-    """Shared dependencies of all lanes (built by :class:`~beamclaw_core.api.Core`)."""
+    """Shared dependencies of all lanes, frozen once built.
+
+    Built by the composition root (:func:`~beamclaw_core.sessions.composition.build_runtime`)
+    for one :class:`~beamclaw_core.api.Core`; nothing changes it afterwards. The hooks that
+    reach back into the core (``spawn``, ``cancel_children``, the indexing half of
+    ``on_effect``, the latest-message lookup inside ``system_prompt``) are given to the
+    root when it builds the runtime.
+    """
 
     settings: CoreSettings
     store: ConversationStore
-    provider_for: ProviderFactory
+    provider_for: ProviderLookup
     system_prompt: SystemPromptSource
+    """The source the lanes call (the core's per-turn wrapper around the configured one)."""
     clock: Callable[[], float]
     always: AlwaysAllowlist
     """Standing ``/always`` grants per agent and person, shared by every lane."""
+    on_effect: Callable[[fx.Effect], None]
+    """Called before every effect of every loop (tracing, fault injection, indexing)."""
+    spawn: Callable[[str, fx.SpawnSubAgents], Awaitable[None]]
+    """``(parent id, effect)``: start the children of a ``spawn_agents`` call."""
+    cancel_children: Callable[[tuple[str, ...]], Awaitable[None]]
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     """Every timer of the lanes and loops (debounce, retries, deadlines); tests inject
     virtual time together with ``clock``."""
     compaction_provider: Provider | None = None
     tools: ToolRegistry | None = None
     tool_policy_for: Callable[[str], ToolPolicy | None] = field(default=lambda _a: None)
-    on_effect: Callable[[fx.Effect], None] | None = None
     subscriber_buffer: int = 1024
     context_window_for: Callable[[Provider], int] = field(
         default=lambda p: p.capabilities().context_window
     )
-    spawn: Callable[[str, fx.SpawnSubAgents], Awaitable[None]] | None = None
-    cancel_children: Callable[[tuple[str, ...]], Awaitable[None]] | None = None
     approval_rules: ApprovalRules = field(default_factory=ApprovalRules)
     """Shared by every lane: a fresh session's first turn finds the rules built."""
     agents: Mapping[str, AgentSettings] = field(default_factory=dict[str, AgentSettings])

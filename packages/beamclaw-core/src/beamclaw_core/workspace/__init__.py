@@ -54,15 +54,12 @@ if TYPE_CHECKING:
         validate_agent_name,
     )
     from beamclaw_core.workspace.prompt import (
-        PromptSection,
-        ReadText,
-        SectionKind,
         SystemPrompt,
         build_system_prompt,
         build_system_prompt_async,
-        read_text,
     )
     from beamclaw_core.workspace.prompt_cache import PromptCache
+    from beamclaw_core.workspace.sections import PromptSection, ReadText, SectionKind, read_text
     from beamclaw_core.workspace.templates import BOOTSTRAP_FILES, BootstrapFile, default_template
     from beamclaw_core.workspace.tokens import (
         estimate_message_tokens,
@@ -122,15 +119,17 @@ else:
                 "validate_agent_name",
             ),
             "beamclaw_core.workspace.prompt": (
-                "PromptSection",
-                "ReadText",
-                "SectionKind",
                 "SystemPrompt",
                 "build_system_prompt",
                 "build_system_prompt_async",
-                "read_text",
             ),
             "beamclaw_core.workspace.prompt_cache": ("PromptCache",),
+            "beamclaw_core.workspace.sections": (
+                "PromptSection",
+                "ReadText",
+                "SectionKind",
+                "read_text",
+            ),
             "beamclaw_core.workspace.templates": (
                 "BOOTSTRAP_FILES",
                 "BootstrapFile",

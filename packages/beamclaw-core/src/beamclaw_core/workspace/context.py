@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from beamclaw_core.messages import Message
-from beamclaw_core.workspace.prompt import SectionKind, SystemPrompt
+from beamclaw_core.workspace.prompt import SystemPrompt
+from beamclaw_core.workspace.sections import SectionKind
 from beamclaw_core.workspace.tokens import (
     estimate_messages_tokens,
     estimate_tokens,

@@ -15,6 +15,11 @@ empty files are skipped; each file is cut at 20 KB (:mod:`.truncate`). "Today" a
 "yesterday" are dates in the user's timezone at ``now``. When the agent has no workspace
 a single fallback section stands in for the bootstrap files.
 
+One routine, :func:`assemble_prompt`, reads the files and orders the parts; what a part
+is made of is a :class:`PromptParts`: :class:`Sections` builds each afresh
+(:func:`build_system_prompt`), :class:`~beamclaw_core.workspace.prompt_cache.PromptCache`
+memoises the same builders' messages by their inputs.
+
 Invariants: no clock and no writes — the result depends only on the files, ``now`` and
 the arguments; the sections' order is the order above whatever the files contain.
 """
@@ -22,51 +27,35 @@ the arguments; the sections' order is the order above whatever the files contain
 from __future__ import annotations
 
 import asyncio
-import enum
-from collections.abc import Callable, Iterable, Mapping
+import os
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from beamclaw_core.messages import Message
-from beamclaw_core.workspace.environment import (
-    UserTimezone,
-    environment_block,
-    resolve_timezone,
+from beamclaw_core.workspace.environment import UserTimezone
+from beamclaw_core.workspace.layout import agent_dir, daily_log_path
+from beamclaw_core.workspace.sections import (
+    Head,
+    PromptSection,
+    ReadText,
+    daily_log_days,
+    daily_log_section,
+    environment_section,
+    read_text,
+    section_message,
+    skills_section_of,
+    workspace_head,
 )
-from beamclaw_core.workspace.layout import MEMORY_DIRNAME, agent_dir, daily_log_path
-from beamclaw_core.workspace.templates import BOOTSTRAP_FILES, BootstrapFile
-from beamclaw_core.workspace.truncate import MAX_FILE_BYTES, truncate_for_prompt
+from beamclaw_core.workspace.templates import BOOTSTRAP_FILES
+from beamclaw_core.workspace.truncate import MAX_FILE_BYTES
 
 SECTION_SEPARATOR = "\n\n"
 
 _Part = TypeVar("_Part")
-
-ReadText = Callable[[Path], "str | None"]
-"""How the prompt reads a file: its text, or None when absent, unreadable or blank."""
-
-
-class SectionKind(enum.StrEnum):
-    """What a prompt section is made of; :mod:`.context` groups token counts by it."""
-
-    PREAMBLE = "preamble"
-    BOOTSTRAP = "bootstrap"
-    FALLBACK = "fallback"
-    SKILLS = "skills"
-    ENVIRONMENT = "environment"
-    DAILY_LOG = "daily_log"
-    MEMORY = "memory"
-
-
-@dataclass(frozen=True, slots=True)
-class PromptSection:
-    """One part of the system prompt. ``source`` is the workspace-relative file, if any."""
-
-    kind: SectionKind
-    text: str
-    source: str | None = None
-    truncated: bool = False
+_PartT = TypeVar("_PartT")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,105 +85,105 @@ class SystemPrompt:
         return tuple(s.source for s in self.sections if s.source is not None)
 
 
-def _preamble(agent: str) -> str:
-    return (
-        f"You are the agent '{agent}'. The sections below come from your workspace files; "
-        "they define who you are, who you work for and what you remember. They are yours: "
-        "keep them current with the workspace memory tool."
-    )
+@dataclass(frozen=True, slots=True)
+class WorkspacePaths:
+    """An agent's workspace as path strings: its directory and bootstrap files (in
+    :data:`BOOTSTRAP_FILES` order)."""
+
+    directory: str
+    files: tuple[str, ...]
+
+    @classmethod
+    def of(cls, agent: str, home: Path | None) -> WorkspacePaths:
+        """Raises :class:`InvalidAgentNameError` for a bad name (it never reads elsewhere)."""
+        directory = agent_dir(agent, home)
+        return cls(str(directory), tuple(str(directory / f.value) for f in BOOTSTRAP_FILES))
 
 
-def _fallback(agent: str) -> str:
-    return (
-        "You are a helpful, honest personal assistant running in BeamClaw. "
-        f"(The workspace of agent '{agent}' does not exist yet, so no identity, user "
-        "profile or memory is loaded. Create it with `beamclaw agent create "
-        f"{agent}`.)"
-    )
+class PromptParts(Protocol[_PartT]):
+    """How :func:`assemble_prompt` makes each part, from the inputs it gathered."""
+
+    def paths(self, agent: str, home: Path | None) -> WorkspacePaths: ...
+
+    def daily_logs(self, paths: WorkspacePaths, today: date) -> tuple[tuple[str, date, str], ...]:
+        """``((path, day, "yesterday"|"today"), ...)`` in prompt order."""
+        ...
+
+    def head(
+        self,
+        agent: str,
+        *,
+        found: bool,
+        texts: tuple[str | None, ...],
+        timezone: str | None,
+        include_heartbeat: bool,
+        max_file_bytes: int,
+    ) -> Head[_PartT]: ...
+
+    def skills(self, text: str | None) -> _PartT | None: ...
+
+    def environment(
+        self, now: datetime, last_message_at: datetime | None, zone: UserTimezone
+    ) -> tuple[_PartT, date]:
+        """The environment part and today's date in ``zone``."""
+        ...
+
+    def daily_log(
+        self, path: str, day: date, when: str, text: str, max_file_bytes: int
+    ) -> _PartT: ...
 
 
-def read_text(path: Path) -> str | None:
-    """The file's text (UTF-8, undecodable bytes replaced); None when absent, unreadable
-    or only whitespace. The default :data:`ReadText`."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:  # absent, a directory or unreadable: the section is skipped
-        return None
-    return text if text.strip() else None
+class Sections:
+    """The :class:`PromptParts` that builds every part afresh as a :class:`PromptSection`."""
 
+    def paths(self, agent: str, home: Path | None) -> WorkspacePaths:
+        return WorkspacePaths.of(agent, home)
 
-def _file_section(
-    kind: SectionKind, text: str, source: str, title: str, limit: int
-) -> PromptSection:
-    cut = truncate_for_prompt(text.strip("\n"), label=source, limit_bytes=limit)
-    return PromptSection(kind, f"## {title}\n\n{cut.text}", source, cut.truncated)
+    def daily_logs(self, paths: WorkspacePaths, today: date) -> tuple[tuple[str, date, str], ...]:
+        directory = Path(paths.directory)
+        return tuple((str(daily_log_path(directory, d)), d, w) for d, w in daily_log_days(today))
 
-
-def section_message(section: PromptSection) -> Message:
-    """``section`` as the system message :meth:`SystemPrompt.as_messages` gives it."""
-    return Message.system(section.text, meta={"kind": str(section.kind), "source": section.source})
-
-
-def head_sections(
-    agent: str,
-    *,
-    found: bool,
-    files: Mapping[BootstrapFile, str | None],
-    include_heartbeat: bool,
-    max_file_bytes: int,
-) -> list[PromptSection]:
-    """The sections before the skills: the preamble and the bootstrap files (MEMORY.md
-    excepted) when the workspace was ``found``, else the single fallback section."""
-    if not found:
-        return [PromptSection(SectionKind.FALLBACK, _fallback(agent))]
-    sections = [PromptSection(SectionKind.PREAMBLE, _preamble(agent))]
-    for file in BOOTSTRAP_FILES:
-        text = files.get(file)
-        if file is BootstrapFile.MEMORY or text is None:
-            continue
-        if file is BootstrapFile.HEARTBEAT and not include_heartbeat:
-            continue
-        sections.append(
-            _file_section(SectionKind.BOOTSTRAP, text, file.value, file.value, max_file_bytes)
+    def head(
+        self,
+        agent: str,
+        *,
+        found: bool,
+        texts: tuple[str | None, ...],
+        timezone: str | None,
+        include_heartbeat: bool,
+        max_file_bytes: int,
+    ) -> Head[PromptSection]:
+        return workspace_head(
+            agent,
+            found=found,
+            texts=texts,
+            timezone=timezone,
+            include_heartbeat=include_heartbeat,
+            max_file_bytes=max_file_bytes,
         )
-    return sections
+
+    def skills(self, text: str | None) -> PromptSection | None:
+        return skills_section_of(text)
+
+    def environment(
+        self, now: datetime, last_message_at: datetime | None, zone: UserTimezone
+    ) -> tuple[PromptSection, date]:
+        section = environment_section(now=now, last_message_at=last_message_at, zone=zone)
+        return section, now.astimezone(zone.zone).date()
+
+    def daily_log(
+        self, path: str, day: date, when: str, text: str, max_file_bytes: int
+    ) -> PromptSection:
+        return daily_log_section(text, day, when, max_file_bytes)
 
 
-def skills_section_of(text: str | None) -> PromptSection | None:
-    """The skills section for the text the skills system rendered (None when blank)."""
-    if text and text.strip():
-        return PromptSection(SectionKind.SKILLS, text.strip("\n"))
-    return None
+@dataclass(frozen=True, slots=True)
+class Assembled(Generic[_Part]):
+    """The prompt's parts in order, the user's timezone, whether the workspace exists."""
 
-
-def environment_section(
-    *, now: datetime, last_message_at: datetime | None, zone: UserTimezone
-) -> PromptSection:
-    """The ``[user:environment]`` section (:func:`environment_block`)."""
-    return PromptSection(
-        SectionKind.ENVIRONMENT,
-        environment_block(now=now, last_message_at=last_message_at, timezone=zone),
-    )
-
-
-def daily_log_days(today: date) -> tuple[tuple[date, str], ...]:
-    """``((yesterday, "yesterday"), (today, "today"))``: the logs shown, in prompt order."""
-    return ((today - timedelta(days=1), "yesterday"), (today, "today"))
-
-
-def daily_log_section(text: str, day: date, when: str, max_file_bytes: int) -> PromptSection:
-    """The section of the daily log of ``day`` (``when`` is "yesterday" or "today")."""
-    source = f"{MEMORY_DIRNAME}/{day.isoformat()}.md"
-    title = f"Daily log {day.isoformat()} ({when})"
-    return _file_section(SectionKind.DAILY_LOG, text, source, title, max_file_bytes)
-
-
-def memory_section(text: str | None, max_file_bytes: int) -> PromptSection | None:
-    """The MEMORY.md section (None when the file is absent or blank)."""
-    if text is None:
-        return None
-    name = BootstrapFile.MEMORY.value
-    return _file_section(SectionKind.MEMORY, text, name, name, max_file_bytes)
+    parts: list[_Part]
+    zone: UserTimezone
+    found: bool
 
 
 def in_prompt_order(
@@ -205,8 +194,7 @@ def in_prompt_order(
     memory: _Part | None,
 ) -> list[_Part]:
     """The parts in the prompt's order (module docstring), skipping absent ones: the one
-    place that order lives, for :func:`build_system_prompt` (sections) and
-    :class:`~beamclaw_core.workspace.prompt_cache.PromptCache` (memoised messages)."""
+    place that order lives."""
     out = list(head)
     if skills is not None:
         out.append(skills)
@@ -215,6 +203,47 @@ def in_prompt_order(
     if memory is not None:
         out.append(memory)
     return out
+
+
+def assemble_prompt(
+    parts: PromptParts[_Part],
+    agent: str,
+    *,
+    now: datetime,
+    last_message_at: datetime | None,
+    read: ReadText,
+    timezone: str | None = None,
+    skills_section: str | None = None,
+    include_heartbeat: bool = False,
+    home: Path | None = None,
+    max_file_bytes: int = MAX_FILE_BYTES,
+) -> Assembled[_Part]:
+    """Read the workspace with ``read`` and make its parts with ``parts``, in order
+    (arguments as :func:`build_system_prompt`'s)."""
+    paths = parts.paths(agent, home)
+    found = os.path.isdir(paths.directory)
+    texts = tuple(read(path) for path in paths.files) if found else ()
+    head = parts.head(
+        agent,
+        found=found,
+        texts=texts,
+        timezone=timezone,
+        include_heartbeat=include_heartbeat,
+        max_file_bytes=max_file_bytes,
+    )
+    environment, today = parts.environment(now, last_message_at, head.zone)
+    logs: list[_Part] = []
+    if found:
+        for path, day, when in parts.daily_logs(paths, today):
+            text = read(path)
+            if text is not None:
+                logs.append(parts.daily_log(path, day, when, text, max_file_bytes))
+    skills = parts.skills(skills_section)
+    ordered = in_prompt_order(head.parts, skills, environment, logs, head.memory)
+    return Assembled(ordered, head.zone, found)
+
+
+_SECTIONS = Sections()
 
 
 def build_system_prompt(
@@ -240,7 +269,7 @@ def build_system_prompt(
         include_heartbeat: add HEARTBEAT.md (heartbeat turns only).
         home: ``$BEAMCLAW_HOME`` override.
         max_file_bytes: the per-file limit (20 KB).
-        read: how files are read (:func:`read_text`; a
+        read: how files are read, given a path string (:func:`read_text`; a
             :class:`~beamclaw_core.workspace.file_cache.FileTextCache` method to reuse
             texts of unchanged files). Whatever it raises propagates.
 
@@ -248,27 +277,19 @@ def build_system_prompt(
         InvalidAgentNameError: ``agent`` breaks the name rules.
         ValueError: ``now`` or ``last_message_at`` is naive.
     """
-    directory = agent_dir(agent, home)
-    found = directory.is_dir()
-    files = {f: read(directory / f.value) for f in BOOTSTRAP_FILES} if found else {}
-    zone = resolve_timezone(timezone, files.get(BootstrapFile.USER))
-    head = head_sections(
+    built = assemble_prompt(
+        _SECTIONS,
         agent,
-        found=found,
-        files=files,
+        now=now,
+        last_message_at=last_message_at,
+        read=read,
+        timezone=timezone,
+        skills_section=skills_section,
         include_heartbeat=include_heartbeat,
+        home=home,
         max_file_bytes=max_file_bytes,
     )
-    environment = environment_section(now=now, last_message_at=last_message_at, zone=zone)
-    logs: list[PromptSection] = []
-    if found:
-        for day, when in daily_log_days(now.astimezone(zone.zone).date()):
-            text = read(daily_log_path(directory, day))
-            if text is not None:
-                logs.append(daily_log_section(text, day, when, max_file_bytes))
-    memory = memory_section(files[BootstrapFile.MEMORY], max_file_bytes) if found else None
-    sections = in_prompt_order(head, skills_section_of(skills_section), environment, logs, memory)
-    return SystemPrompt(agent, tuple(sections), zone, found)
+    return SystemPrompt(agent, tuple(built.parts), built.zone, built.found)
 
 
 async def build_system_prompt_async(

@@ -7,14 +7,16 @@ from typing import TYPE_CHECKING
 from beamclaw_obs.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from beamclaw_memory.backends.indexed import NO_PROVIDER, IndexedMemory
+    from beamclaw_memory.backends.hybrid_search import NO_PROVIDER
+    from beamclaw_memory.backends.indexed import IndexedMemory
     from beamclaw_memory.backends.rows import InMemoryRowStore, MemoryRow, RowStore, SourceState
     from beamclaw_memory.backends.sql import SqlRowStore
 else:
     __getattr__, __dir__ = lazy_exports(
         globals(),
         {
-            "beamclaw_memory.backends.indexed": ("NO_PROVIDER", "IndexedMemory"),
+            "beamclaw_memory.backends.hybrid_search": ("NO_PROVIDER",),
+            "beamclaw_memory.backends.indexed": ("IndexedMemory",),
             "beamclaw_memory.backends.rows": (
                 "InMemoryRowStore",
                 "MemoryRow",
