@@ -48,8 +48,8 @@ from beamclaw_core.sessions.composition import lane_ports
 from beamclaw_core.sessions.control import SessionInfo as SessionInfo  # re-exported: its old home
 from beamclaw_core.sessions.crash import CRASH_REASON, crash_report
 from beamclaw_core.sessions.errors import TurnNotStartedError
-from beamclaw_core.sessions.lane_events import LaneEvents
 from beamclaw_core.sessions.lane_queue import LaneQueue
+from beamclaw_core.sessions.publisher import LanePublisher
 from beamclaw_core.sessions.queue_policy import ActNow, Arrival, Enqueue, HandOver
 from beamclaw_core.sessions.runs import PendingRun, turn_message
 from beamclaw_core.sessions.runtime import Runtime
@@ -73,8 +73,8 @@ class SessionLane:
         self.parent_id = record.parent_id
         self.state: State = record.state
         self.last_activity_at = record.last_activity_at
-        self.events = LaneEvents(record.id, runtime.subscriber_buffer)
-        self.bus = self.events.bus
+        self.publisher = LanePublisher(record.id, runtime.subscriber_buffer)
+        self.bus = self.publisher.bus
         self.allowlist = runtime.always.person(record.agent_id, record.user_id, record.id)
         self.view = ViewCache(runtime.store, record.id, new=record.new)
         self.executor: TurnExecutor | None = None
@@ -94,10 +94,10 @@ class SessionLane:
         return self.parent_id is not None
 
     def publish(self, event: TurnEvent) -> None:
-        self.events.publish(event)
+        self.publisher.publish(event)
 
     def subscribe(self) -> Subscription:
-        return self.events.subscribe()
+        return self.publisher.subscribe()
 
     # ------------------------------------------------------------ arrivals
 
@@ -117,13 +117,13 @@ class SessionLane:
         ``drafts``: the sender wants the answer as it streams; see :meth:`Core.send`."""
         now = self.rt.clock()
         run_id = uuid.uuid4().hex
-        handle = self.events.open(run_id, drafts)
+        handle = self.publisher.open(run_id, drafts)
         command = parse_command(content) if isinstance(content, str) else None
         decision = self._queue.decide(
             Arrival(run_id, command), turn_running=self.executor is not None
         )
         if isinstance(decision, ActNow):
-            self.events.reply(run_id, await run_command(self, decision.command))
+            self.publisher.reply(run_id, await run_command(self, decision.command))
             return handle
         behind = isinstance(decision, Enqueue)
         run = PendingRun(
@@ -258,7 +258,7 @@ class SessionLane:
 
     async def _turn(self, runs: list[PendingRun]) -> None:
         primary = runs[0]
-        self.events.merge(primary.id, [r.id for r in runs[1:]])
+        self.publisher.merge(primary.id, [r.id for r in runs[1:]])
         now = self.rt.clock()
         why = self.rt.reset_reason(self.last_activity_at, now)
         if why is not None and (await self.view.get()).messages:
@@ -379,13 +379,15 @@ class SessionLane:
             self.publish(TurnError(self.id, report.turn_id, "loop_crash", report.text))
             for run in queued:
                 self.publish(Dropped(self.id, run.id, reason=report.text))
-            self.events.end_unfinished(lambda r: TurnError(self.id, r, "loop_crash", report.text))
+            self.publisher.end_unfinished(
+                lambda r: TurnError(self.id, r, "loop_crash", report.text)
+            )
 
     def close(self) -> None:
         """The lane is done (stop, delete): every handle still waiting gets ``TurnError``
         (kind ``stopped``: its turn cannot end in this process), its bus closes, and
         senders of messages handed to its worker but never committed get
         :class:`TurnNotStartedError`."""
-        self.events.end_unfinished(lambda r: TurnError(self.id, r, "stopped", STOPPED_TEXT))
+        self.publisher.end_unfinished(lambda r: TurnError(self.id, r, "stopped", STOPPED_TEXT))
         self.bus.close()
         self._queue.abandon_unstored(TurnNotStartedError(self.id))

@@ -14,7 +14,7 @@ from beamclaw_core.loop.turn_events import Notice, TurnDone, TurnEvent
 from beamclaw_core.sessions.bus import SessionBus, Subscription, TurnHandle
 
 
-class LaneEvents:
+class LanePublisher:
     """Publishes a lane's events and ends its turn handles."""
 
     def __init__(self, session_id: str, buffer: int) -> None:
