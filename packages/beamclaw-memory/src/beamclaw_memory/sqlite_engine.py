@@ -8,7 +8,7 @@ unit, without being told:
   store's hot path — create a conversation, commit a step, look one up) commits a WAL
   transaction in tens of µs, less than the hop to a database thread and back. That
   connection has ``busy_timeout=0``, so the loop never waits on a lock.
-* **On a database thread** when the inline attempt ends (:class:`~beamclaw_memory.unit.Elsewhere`):
+* **On a database thread** when the inline attempt ends (rolled back):
   the unit ran a statement that is not prepared (larger work: migrations, retention,
   batch writes, searches), or the database was locked (the writer thread or another
   process mid-transaction). Writes go to one writer thread whose transactions begin with
@@ -40,7 +40,7 @@ from sqlalchemy.exc import OperationalError
 
 from beamclaw_memory.checkpoint import WalCheckpointer
 from beamclaw_memory.json_columns import JSON_COLUMNS
-from beamclaw_memory.unit import Elsewhere, Unit, locked, run_unit
+from beamclaw_memory.unit import Elsewhere, Unit, attempt_inline, locked, run_unit
 
 READ_THREADS = 2
 """SQLite reader threads (WAL readers never wait for the writer)."""
@@ -90,19 +90,18 @@ class SqliteEngine:
 
     async def read(self, work: Work[T]) -> T:
         if self._inline is not None:
-            try:
-                return self._inline.run(work, begin="BEGIN", inline=True, read_only=True)
-            except Elsewhere:
-                pass
+            result = self._inline.attempt(work, begin="BEGIN", read_only=True)
+            if not isinstance(result, Elsewhere):
+                return result
         return await _on(self._read_threads, partial(self._reader.run, work))
 
     async def write(self, work: Work[T]) -> T:
         try:
             if self._inline is not None:
-                try:
-                    return self._inline.run(work, inline=True)
-                except Elsewhere as elsewhere:
-                    self.queued_writes += elsewhere.locked
+                result = self._inline.attempt(work)
+                if not isinstance(result, Elsewhere):
+                    return result
+                self.queued_writes += result.locked
             return await _on(self._write_thread, partial(self._writer.run, work))
         finally:
             if self.checkpointer is not None:
@@ -140,34 +139,35 @@ class _HeldConnections:
         self._opened: list[Connection] = []
         self._lock = threading.Lock()
 
-    def _held(self, *, inline: bool) -> tuple[Connection, sqlite3.Connection]:
+    def _held(self) -> tuple[Connection, sqlite3.Connection]:
         held: tuple[Connection, sqlite3.Connection] | None = getattr(self._local, "held", None)
         if held is None or held[0].closed:
-            try:
-                conn = self.engine.connect()
-            except OperationalError as exc:
-                if inline and locked(exc.orig):  # connecting sets up WAL, which may be refused
-                    raise Elsewhere(locked=True) from exc
-                raise
+            conn = self.engine.connect()
             held = (conn, _driver(conn))
             self._local.held = held
             with self._lock:
                 self._opened.append(conn)
         return held
 
-    def run(
-        self,
-        work: Work[T],
-        *,
-        begin: str | None = None,
-        inline: bool = False,
-        read_only: bool = False,
-    ) -> T:
-        """``work`` in one unit on this thread's connection; ``begin`` replaces the
-        connections' own opening statement for it (``BEGIN`` for a read)."""
-        conn, driver = self._held(inline=inline)
-        unit = Unit(conn, driver, begin=begin or self._begin, inline=inline, read_only=read_only)
-        return run_unit(work, unit)
+    def run(self, work: Work[T]) -> T:
+        """``work`` in one unit on this thread's connection."""
+        conn, driver = self._held()
+        return run_unit(work, Unit(conn, driver, begin=self._begin))
+
+    def attempt(
+        self, work: Work[T], *, begin: str | None = None, read_only: bool = False
+    ) -> T | Elsewhere:
+        """``work`` inline, in one unit on this (the event loop's) connection, or
+        :class:`Elsewhere` when the attempt ended. ``begin`` replaces the connections'
+        own opening statement (``BEGIN`` for a read)."""
+        try:
+            conn, driver = self._held()
+        except OperationalError as exc:
+            if locked(exc.orig):  # connecting sets up WAL, which a lock may refuse
+                return Elsewhere(locked=True)
+            raise
+        unit = Unit(conn, driver, begin=begin or self._begin, inline=True, read_only=read_only)
+        return attempt_inline(work, unit)
 
     def close(self) -> None:
         """Close every held connection and the engine's pool (idempotent)."""
