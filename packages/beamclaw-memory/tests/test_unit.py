@@ -60,9 +60,13 @@ async def test_a_unit_commits_when_it_returns_and_rolls_back_when_it_raises(db: 
     assert await db.read(lambda unit: unit.rows(GET, {"b_id": "a"})) == [(2,)]
 
 
-async def test_a_unit_inside_a_unit_is_refused(db: Database) -> None:
+@pytest.mark.parametrize("hot", [True, False], ids=["inline", "thread"])
+async def test_a_unit_inside_a_unit_is_refused(db: Database, hot: bool) -> None:
     def nested(unit: Unit) -> None:
-        unit.run(ADD, {"b_id": "outer", "b_n": 1})
+        if hot:
+            unit.run(ADD, {"b_id": "outer", "b_n": 1})
+        else:
+            unit.execute(notes.insert().values(id="outer", n=1))
         db.write(lambda inner: inner.run(ADD, {"b_id": "inner", "b_n": 2}))
 
     for start in (db.write, db.read):
