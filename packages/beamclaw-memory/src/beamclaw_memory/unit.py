@@ -171,11 +171,8 @@ class Unit:
         """What to raise for a driver error: on the inline attempt, a locked database
         sends the unit elsewhere when nothing of it is done yet, or whenever it only
         reads; otherwise SQLAlchemy's exception for it."""
-        if (
-            self._inline
-            and locked(exc)
-            and (self._read_only or self._driver is None or not self._driver.in_transaction)
-        ):
+        nothing_done = self._driver is None or not self._driver.in_transaction
+        if self._inline and locked(exc) and (self._read_only or nothing_done):
             return _Elsewhere(locked=True)
         return translated(exc, sql, params)
 
