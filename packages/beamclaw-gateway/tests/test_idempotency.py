@@ -35,7 +35,7 @@ from beamclaw_gateway.migrations.versions import gateway_0001_idempotency_a2a as
 from beamclaw_gateway.settle import committed_turn
 from beamclaw_gateway.tables import idempotency
 from beamclaw_gateway.testing import quiet_config
-from beamclaw_memory import Database
+from beamclaw_memory import Database, Unit
 from beamclaw_tools import ToolCall
 
 from .conftest import LiveGateway, live_gateway
@@ -68,7 +68,7 @@ def _dead_gateway(db: Database) -> IdempotencyStore:
 
 async def _row(db: Database, key: str) -> Any:
     query = sa.select(idempotency).where(idempotency.c.key == key)
-    return await db.read(lambda conn: conn.execute(query).one_or_none())
+    return await db.read(lambda unit: unit.execute(query).one_or_none())
 
 
 async def test_a_dead_gateways_key_is_replayed_at_restart_when_its_turn_committed(
@@ -263,7 +263,8 @@ async def test_the_migration_keeps_existing_rows_and_old_running_keys_are_releas
 ) -> None:
     db = Database(f"sqlite:///{tmp_path}/old.db")
 
-    def gateway_0001_schema(conn: sa.Connection) -> None:
+    def gateway_0001_schema(unit: Unit) -> None:
+        conn = unit.connection
         with Operations.context(MigrationContext.configure(conn)):
             gateway_0001.upgrade()
         conn.execute(sa.text("CREATE TABLE alembic_version (version_num VARCHAR(32) PRIMARY KEY)"))

@@ -215,9 +215,9 @@ async def test_upgrade_to_line_ranges_keeps_rows_and_fills_lines_without_reembed
     database_url: str, tmp_path: Path
 ) -> None:
     from alembic import command
-    from sqlalchemy import Connection, text
+    from sqlalchemy import text
 
-    from beamclaw_memory import Database, MemorySettings, create_memory_service
+    from beamclaw_memory import Database, MemorySettings, Unit, create_memory_service
     from beamclaw_memory.storage import alembic_config, migration_locations
 
     ws = workspace(tmp_path)
@@ -226,9 +226,9 @@ async def test_upgrade_to_line_ranges_keeps_rows_and_fills_lines_without_reembed
     )
     db = Database(database_url)
 
-    def at_0002(conn: Connection) -> None:
-        command.upgrade(alembic_config(migration_locations(), conn), "memory_0002")
-        conn.execute(
+    def at_0002(unit: Unit) -> None:
+        command.upgrade(alembic_config(migration_locations(), unit.connection), "memory_0002")
+        unit.execute(
             text(
                 "INSERT INTO memory_entries (agent_id, key, value, category, source, "
                 "content_hash, created_at, updated_at, changed_at) VALUES (:a, :k, :v, 'daily', "
@@ -242,7 +242,7 @@ async def test_upgrade_to_line_ranges_keeps_rows_and_fills_lines_without_reembed
                 "h": content_hash(piece.text),
             },
         )
-        conn.execute(
+        unit.execute(
             text(
                 "INSERT INTO memory_sources VALUES (:a, 'file:memory/2024-03-01.md', :h, 1, 1, 1)"
             ),

@@ -11,12 +11,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Connection, inspect, text
+import sqlalchemy as sa
+from sqlalchemy import inspect, text
 
 from beamclaw_memory import (
     Database,
     DatabaseUnavailableError,
     MigrationError,
+    Prepared,
+    Unit,
     expected_heads,
     masked,
     normalise_url,
@@ -40,7 +43,7 @@ def test_masked_hides_password() -> None:
 
 
 async def _tables(db: Database) -> set[str]:
-    return set(await db.read(lambda c: inspect(c).get_table_names()))
+    return set(await db.read(lambda u: inspect(u.connection).get_table_names()))
 
 
 async def test_sqlite_is_wal_and_migrates_idempotently(tmp_path: Path) -> None:
@@ -159,19 +162,35 @@ async def test_a_failing_migration_leaves_nothing_half_done_postgres(
     await _assert_failing_migration_is_atomic(postgres_url, tmp_path)
 
 
+counter = sa.Table("counter", sa.MetaData(), sa.Column("n", sa.Integer))
+COUNT = Prepared(sa.select(sa.func.count()).select_from(counter))
+ADD = Prepared(counter.insert().values(n=sa.bindparam("b_n")))
+
+
 async def _counter_db(url: str) -> Database:
     db = Database(url)
-    await db.write(lambda c: c.execute(text("CREATE TABLE IF NOT EXISTS counter (n INTEGER)")))
+    await db.write(lambda u: u.execute(text("CREATE TABLE IF NOT EXISTS counter (n INTEGER)")))
     return db
 
 
-def _bump(conn: Connection) -> int:
+def _bump(unit: Unit) -> int:
     """Read-then-write: fails with "database is locked" unless the transaction held the
     write lock from its start."""
-    n = conn.execute(text("SELECT count(*) FROM counter")).scalar_one()
+    n = unit.execute(text("SELECT count(*) FROM counter")).scalar_one()
     time.sleep(0.002)  # widen the window between the read and the write
-    conn.execute(text("INSERT INTO counter (n) VALUES (:n)"), {"n": n})
+    unit.execute(text("INSERT INTO counter (n) VALUES (:n)"), {"n": n})
     return int(n)
+
+
+def _hot_bump(unit: Unit) -> int:
+    """:func:`_bump` of prepared statements (a store's hot path: the engine runs it inline)."""
+    ((n,),) = unit.rows(COUNT)
+    unit.run(ADD, {"b_n": n})
+    return int(n)
+
+
+async def _count(db: Database) -> int:
+    return int((await db.read(lambda u: u.rows(COUNT)))[0][0])
 
 
 async def test_sqlite_writers_of_two_databases_queue_for_the_lock(tmp_path: Path) -> None:
@@ -188,21 +207,21 @@ async def test_sqlite_writers_of_two_databases_queue_for_the_lock(tmp_path: Path
         await second.dispose()
 
 
-async def test_sqlite_units_of_work_run_off_the_event_loop(tmp_path: Path) -> None:
+async def test_sqlite_larger_units_run_off_the_event_loop(tmp_path: Path) -> None:
     db = await _counter_db(f"sqlite:///{tmp_path}/t.db")
     try:
         loop_thread = threading.current_thread().name
-        names = {
-            await db.write(lambda _c: threading.current_thread().name),
-            await db.read(lambda _c: threading.current_thread().name),
-        }
+
+        def where(unit: Unit) -> str:
+            unit.execute(text("SELECT 1"))
+            return threading.current_thread().name
+
+        names = {await db.write(where), await db.read(where)}
         assert loop_thread not in names
         # a unit that raises is rolled back, and the error reaches the caller
         with pytest.raises(RuntimeError, match="boom"):
-            await db.write(lambda c: (_bump(c), _raise(RuntimeError("boom"))))
-        assert (
-            await db.read(lambda c: c.execute(text("SELECT count(*) FROM counter")).scalar()) == 0
-        )
+            await db.write(lambda u: (_bump(u), _raise(RuntimeError("boom"))))
+        assert await _count(db) == 0
     finally:
         await db.dispose()
         await db.dispose()  # idempotent
@@ -213,10 +232,11 @@ async def test_a_cancelled_caller_does_not_undo_its_write(tmp_path: Path) -> Non
     try:
         started = threading.Event()
 
-        def slow(conn: Connection) -> int:
+        def slow(unit: Unit) -> int:
+            unit.execute(text("SELECT 1"))  # not prepared: on the writer thread
             started.set()
             time.sleep(0.05)
-            return _bump(conn)
+            return _bump(unit)
 
         task = asyncio.create_task(db.write(slow))
         await asyncio.to_thread(started.wait, 5)
@@ -224,7 +244,7 @@ async def test_a_cancelled_caller_does_not_undo_its_write(tmp_path: Path) -> Non
         with pytest.raises(asyncio.CancelledError):
             await task
         # the next unit on the single writer runs after it: the row is there
-        count = await db.write(lambda c: c.execute(text("SELECT count(*) FROM counter")).scalar())
+        count = await db.write(lambda u: u.execute(text("SELECT count(*) FROM counter")).scalar())
         assert count == 1
     finally:
         await db.dispose()
@@ -234,9 +254,8 @@ async def test_in_memory_sqlite_reads_what_it_wrote() -> None:
     db = await _counter_db("sqlite://")
     try:
         await db.write(_bump)
-        assert (
-            await db.read(lambda c: c.execute(text("SELECT count(*) FROM counter")).scalar()) == 1
-        )
+        await db.write(_hot_bump)
+        assert await _count(db) == 2
     finally:
         await db.dispose()
 
@@ -245,60 +264,65 @@ def _raise(exc: BaseException) -> None:
     raise exc
 
 
-async def test_small_writes_run_inline_and_queue_when_the_database_is_locked(
+async def test_hot_writes_run_inline_and_queue_when_the_database_is_locked(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "t.db"
     db = await _counter_db(f"sqlite:///{path}")
+
+    def where(unit: Unit) -> str:
+        _hot_bump(unit)
+        return threading.current_thread().name
+
     try:
         loop_thread = threading.current_thread().name
-        assert await db.write(lambda _c: threading.current_thread().name, small=True) == loop_thread
-        # another process holds the write lock: the small write must not block the loop
+        assert await db.write(where) == loop_thread
+        # another process holds the write lock: the hot write must not block the loop
         other = sqlite3.connect(path, isolation_level=None)
         other.execute("BEGIN IMMEDIATE")
         other.execute("INSERT INTO counter (n) VALUES (100)")
-        write = asyncio.create_task(db.write(_bump, small=True))
+        write = asyncio.create_task(db.write(where))
         ticks = 0
         for _ in range(10):  # the loop keeps running while the write waits on its thread
             await asyncio.sleep(0.01)
             ticks += 1
         assert ticks == 10 and not write.done()
-        assert db.queued_small_writes == 1
+        assert db.queued_writes == 1
         other.execute("COMMIT")
         other.close()
-        assert await write == 1  # it ran after the other writer, on the writer thread
+        assert (await write).startswith("db-write")  # after the other writer, on the thread
         # a unit that raises inline is rolled back like any other
         with pytest.raises(RuntimeError, match="boom"):
-            await db.write(lambda c: (_bump(c), _raise(RuntimeError("boom"))), small=True)
-        assert (
-            await db.read(lambda c: c.execute(text("SELECT count(*) FROM counter")).scalar()) == 2
-        )
+            await db.write(lambda u: (_hot_bump(u), _raise(RuntimeError("boom"))))
+        assert await _count(db) == 3
+        assert db.queued_writes == 1  # a unit sent on for its statements is not "queued"
+        await db.write(_bump)
+        assert db.queued_writes == 1
     finally:
         await db.dispose()
 
 
-async def test_small_reads_run_inline_and_wait_on_a_thread_when_refused(
-    tmp_path: Path,
-) -> None:
+async def test_hot_reads_run_inline_and_do_not_wait_for_a_writer(tmp_path: Path) -> None:
     path = tmp_path / "t.db"
     db = await _counter_db(f"sqlite:///{path}")
-    count = text("SELECT count(*) FROM counter")
     try:
         loop_thread = threading.current_thread().name
-        assert await db.read(lambda _c: threading.current_thread().name, small=True) == loop_thread
-        await db.write(_bump, small=True)
+        assert await db.read(lambda u: (u.rows(COUNT), threading.current_thread().name)[1]) == (
+            loop_thread
+        )
+        await db.write(_hot_bump)
         # a writer mid-transaction does not hold a reader up (WAL): the committed snapshot
         other = sqlite3.connect(path, isolation_level=None)
         other.execute("BEGIN IMMEDIATE")
         other.execute("INSERT INTO counter (n) VALUES (100)")
-        assert await db.read(lambda c: c.execute(count).scalar(), small=True) == 1
+        assert await _count(db) == 1
         other.execute("COMMIT")
         other.close()
     finally:
         await db.dispose()
 
 
-async def test_a_refused_small_read_waits_on_a_thread(tmp_path: Path) -> None:
+async def test_a_refused_hot_read_waits_on_a_thread(tmp_path: Path) -> None:
     path = tmp_path / "t.db"
     other = sqlite3.connect(path, isolation_level=None)
     other.execute("PRAGMA journal_mode=WAL")
@@ -310,8 +334,7 @@ async def test_a_refused_small_read_waits_on_a_thread(tmp_path: Path) -> None:
     other.execute("COMMIT")  # the exclusive lock stays until the mode is left
     db = Database(f"sqlite:///{path}")
     try:
-        count = text("SELECT count(*) FROM counter")
-        read = asyncio.create_task(db.read(lambda c: c.execute(count).scalar(), small=True))
+        read = asyncio.create_task(_count(db))
         for _ in range(5):  # refused inline: it waits on a reader thread, not on the loop
             await asyncio.sleep(0.01)
         assert not read.done()
@@ -320,72 +343,62 @@ async def test_a_refused_small_read_waits_on_a_thread(tmp_path: Path) -> None:
         other.close()
         assert await asyncio.wait_for(read, 10) == 1
         loop_thread = threading.current_thread().name
-        assert await db.read(lambda _c: threading.current_thread().name, small=True) == loop_thread
+        assert await db.read(lambda u: (u.rows(COUNT), threading.current_thread().name)[1]) == (
+            loop_thread
+        )
     finally:
         await db.dispose()
 
 
-@pytest.mark.parametrize("small", [True, False])
-async def test_committed_writes_are_counted(tmp_path: Path, small: bool) -> None:
+@pytest.mark.parametrize("bump", [_hot_bump, _bump], ids=["inline", "thread"])
+async def test_committed_writes_are_counted(tmp_path: Path, bump: Callable[[Unit], int]) -> None:
     db = await _counter_db(f"sqlite:///{tmp_path}/t.db")
     try:
         before = db.committed_writes
-        await db.write(_bump, small=small)
+        await db.write(bump)
         with pytest.raises(RuntimeError, match="boom"):
-            await db.write(lambda c: (_bump(c), _raise(RuntimeError("boom"))), small=small)
-        await db.read(lambda c: c.execute(text("SELECT 1")).scalar(), small=small)
+            await db.write(lambda u: (bump(u), _raise(RuntimeError("boom"))))
+        await db.read(lambda u: u.rows(COUNT))
         assert db.committed_writes == before + 1  # the rolled-back unit and the read are not
+        assert await _count(db) == 1
     finally:
         await db.dispose()
 
 
-def _driver_insert(n: int) -> Callable[[Connection], None]:
-    def work(conn: Connection) -> None:
-        # what a Prepared statement does on SQLite: straight to the driver
-        conn.connection.driver_connection.execute(  # type: ignore[union-attr]
-            "INSERT INTO counter (n) VALUES (?)", (n,)
-        )
-
-    return work
-
-
-@pytest.mark.parametrize("small", [True, False])
-async def test_driver_level_units_commit_and_roll_back_whole(tmp_path: Path, small: bool) -> None:
-    # Small writes and reads begin and end their transaction on the driver, not through
-    # SQLAlchemy; statements on the driver, through SQLAlchemy, or both, are one unit.
+@pytest.mark.parametrize("mixed", [False, True], ids=["prepared", "mixed"])
+async def test_units_commit_and_roll_back_whole(tmp_path: Path, mixed: bool) -> None:
+    # Units begin and end their transaction on the driver; prepared statements (on the
+    # driver), others (through SQLAlchemy), or both, are one transaction either way.
     path = tmp_path / "t.db"
     db = await _counter_db(f"sqlite:///{path}")
-    try:
-        await db.write(_driver_insert(1), small=small)
 
-        def mixed_then_fail(conn: Connection) -> None:
-            _driver_insert(2)(conn)
-            conn.execute(text("INSERT INTO counter (n) VALUES (3)"))
+    def add(unit: Unit, n: int) -> None:
+        if mixed and n % 2:
+            unit.execute(text("INSERT INTO counter (n) VALUES (:n)"), {"n": n})
+        else:
+            unit.run(ADD, {"b_n": n})
+
+    try:
+        await db.write(lambda u: add(u, 1))
+
+        def two_then_fail(unit: Unit) -> None:
+            add(unit, 2)
+            add(unit, 3)
             raise RuntimeError("boom")
 
         with pytest.raises(RuntimeError, match="boom"):
-            await db.write(mixed_then_fail, small=small)
-
-        def mixed(conn: Connection) -> None:
-            conn.execute(text("INSERT INTO counter (n) VALUES (4)"))
-            _driver_insert(5)(conn)
-
-        await db.write(mixed, small=small)
+            await db.write(two_then_fail)
+        await db.write(lambda u: (add(u, 4), add(u, 5)))
         # another connection sees exactly the committed units: nothing is left open
         other = sqlite3.connect(path)
         try:
             assert sorted(r[0] for r in other.execute("SELECT n FROM counter")) == [1, 4, 5]
         finally:
             other.close()
-        assert await db.read(
-            lambda c: sorted(r[0] for r in c.execute(text("SELECT n FROM counter")))
-        ) == [1, 4, 5]
         # a read that fails leaves no transaction open either: the next write proceeds
         with pytest.raises(RuntimeError, match="boom"):
-            await db.read(lambda c: (c.execute(text("SELECT 1")), _raise(RuntimeError("boom"))))
-        await db.write(_driver_insert(6), small=small)
-        assert (
-            await db.read(lambda c: c.execute(text("SELECT count(*) FROM counter")).scalar()) == 4
-        )
+            await db.read(lambda u: (u.rows(COUNT), _raise(RuntimeError("boom"))))
+        await db.write(lambda u: add(u, 6))
+        assert await _count(db) == 4
     finally:
         await db.dispose()

@@ -125,7 +125,7 @@ async def test_a_write_succeeds_when_indexing_fails(database_url: str, beamclaw_
     db = Database(database_url)
     await db.migrate()
     memory = create_memory_service(MemorySettings(backend="sql"), db)
-    await db.write(lambda conn: conn.execute(sa.text("DROP TABLE memory_sources")))
+    await db.write(lambda unit: unit.execute(sa.text("DROP TABLE memory_sources")))
     try:
         t = tool(memory)
         out = await t.execute({"action": "append", "content": "Likes plums."}, SESSION)

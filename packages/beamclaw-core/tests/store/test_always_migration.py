@@ -33,7 +33,7 @@ def _upgrade_core_to(revision: str, connection: Connection) -> None:
 async def test_upgrade_keeps_conversations_and_adds_grants(database_url: str) -> None:
     db = Database(database_url)
     try:
-        await db.write(lambda conn: _upgrade_core_to("core_0001", conn))
+        await db.write(lambda unit: _upgrade_core_to("core_0001", unit.connection))
         assert await db.current_heads() == {"core_0001"}
         store = ConversationStore(db)
         await store.ensure("c", agent_id="default", user_id="local:ann", channel="tui", now=1.0)

@@ -12,7 +12,7 @@ from beamclaw_core.loop.states import AwaitingLlm, Idle, Turn
 from beamclaw_core.messages import Message, Usage
 from beamclaw_core.store import RESET, SUMMARY, ConversationStore, derive_session_id
 from beamclaw_core.store.tables import metadata
-from beamclaw_memory import Database
+from beamclaw_memory import Database, Unit
 from beamclaw_tools import ToolCall
 
 
@@ -56,8 +56,8 @@ async def test_a_stale_next_seq_is_redone_from_the_database(store: ConversationS
 
 
 async def test_migration_matches_table_definitions(store: ConversationStore) -> None:
-    def columns(sync_conn: sa.Connection) -> dict[str, set[str]]:
-        inspector = sa.inspect(sync_conn)
+    def columns(unit: Unit) -> dict[str, set[str]]:
+        inspector = sa.inspect(unit.connection)
         return {t: {c["name"] for c in inspector.get_columns(t)} for t in metadata.tables}
 
     found = await store.db.read(columns)

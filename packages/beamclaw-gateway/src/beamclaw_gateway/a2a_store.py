@@ -6,10 +6,9 @@ import time
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection
 
 from beamclaw_gateway.tables import a2a_tasks
-from beamclaw_memory import Database
+from beamclaw_memory import Database, Unit
 
 
 class A2AStore:
@@ -30,7 +29,7 @@ class A2AStore:
             created_at=now,
             updated_at=now,
         )
-        await self.db.write(lambda conn: conn.execute(stmt))
+        await self.db.write(lambda unit: unit.execute(stmt))
 
     async def save(self, task: dict[str, Any], *, turn_id: str | None = None) -> None:
         values: dict[str, Any] = {
@@ -41,12 +40,12 @@ class A2AStore:
         if turn_id is not None:
             values["turn_id"] = turn_id
         stmt = a2a_tasks.update().where(a2a_tasks.c.id == task["id"]).values(**values)
-        await self.db.write(lambda conn: conn.execute(stmt))
+        await self.db.write(lambda unit: unit.execute(stmt))
 
     async def get(self, task_id: str) -> tuple[dict[str, Any], str] | None:
         """The task and its session id, or None."""
         query = sa.select(a2a_tasks.c.data, a2a_tasks.c.session_id).where(a2a_tasks.c.id == task_id)
-        row = await self.db.read(lambda conn: conn.execute(query).first())
+        row = await self.db.read(lambda unit: unit.execute(query).first())
         return None if row is None else (dict(row[0]), str(row[1]))
 
     async def list(
@@ -72,8 +71,8 @@ class A2AStore:
             .offset(offset)
         )
 
-        def work(conn: Connection) -> tuple[list[dict[str, Any]], int]:
-            total = conn.execute(count).scalar_one()
-            return [dict(r[0]) for r in conn.execute(page)], int(total)
+        def work(unit: Unit) -> tuple[list[dict[str, Any]], int]:
+            total = unit.execute(count).scalar_one()
+            return [dict(r[0]) for r in unit.execute(page)], int(total)
 
         return await self.db.read(work)

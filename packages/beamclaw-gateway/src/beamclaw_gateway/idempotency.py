@@ -30,10 +30,9 @@ from typing import Any, Literal
 import sqlalchemy as sa
 from loguru import logger
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Connection
 
 from beamclaw_gateway.tables import idempotency
-from beamclaw_memory import Database
+from beamclaw_memory import Database, Unit
 
 IN_PROGRESS = "in_progress"
 DONE = "done"
@@ -171,29 +170,29 @@ class IdempotencyStore:
             "model": model,
         }
 
-    def _claim(self, conn: Connection, *, key: str, print_: str, now: float, **kw: Any) -> Any:
+    def _claim(self, unit: Unit, *, key: str, print_: str, now: float, **kw: Any) -> Any:
         """Drop expired keys and insert ``key``: None when inserted, else the existing row."""
-        conn.execute(idempotency.delete().where(idempotency.c.expires_at < now))
+        unit.execute(idempotency.delete().where(idempotency.c.expires_at < now))
         insert = postgresql.insert if self.db.dialect == "postgresql" else sqlite.insert
-        inserted = conn.execute(
+        inserted = unit.execute(
             insert(idempotency)
             .values(self._values(key=key, print_=print_, now=now, **kw))
             .on_conflict_do_nothing(index_elements=["key"])
         )
         if inserted.rowcount == 1:
             return None
-        return _row(conn, key=key)
+        return _row(unit, key=key)
 
-    def _reclaim(self, conn: Connection, *, key: str, now: float, **kw: Any) -> Any:
+    def _reclaim(self, unit: Unit, *, key: str, now: float, **kw: Any) -> Any:
         """Restart a key this instance took over and released, as :meth:`_claim` answers
         (the key may have been deleted or taken meanwhile)."""
-        updated = conn.execute(
+        updated = unit.execute(
             idempotency.update()
             .where(idempotency.c.key == key, idempotency.c.owner == self.instance)
             .where(idempotency.c.state == IN_PROGRESS)
             .values(self._values(key=key, now=now, **kw))
         )
-        return None if updated.rowcount == 1 else self._claim(conn, key=key, now=now, **kw)
+        return None if updated.rowcount == 1 else self._claim(unit, key=key, now=now, **kw)
 
     async def started(self, key: str, turn_id: str) -> None:
         """Record the turn that answers ``key`` (what settling it looks for)."""
@@ -202,7 +201,7 @@ class IdempotencyStore:
             .where(idempotency.c.key == key, idempotency.c.state == IN_PROGRESS)
             .values(turn_id=turn_id)
         )
-        await self.db.write(lambda conn: conn.execute(stmt))
+        await self.db.write(lambda unit: unit.execute(stmt))
 
     async def finish(self, key: str, answer: StoredAnswer, session_id: str | None) -> None:
         """Store the answer and wake same-instance waiters."""
@@ -217,7 +216,7 @@ class IdempotencyStore:
                 lease_until=None,
             )
         )
-        await self.db.write(lambda conn: conn.execute(stmt))
+        await self.db.write(lambda unit: unit.execute(stmt))
         waiter = self._waiters.pop(key, None)
         if waiter is not None and not waiter.done():
             waiter.set_result(answer)
@@ -225,7 +224,7 @@ class IdempotencyStore:
     async def abandon(self, key: str) -> None:
         """Forget an in-progress key whose request never started a turn."""
         stmt = idempotency.delete().where(idempotency.c.key == key)
-        await self.db.write(lambda conn: conn.execute(stmt))
+        await self.db.write(lambda unit: unit.execute(stmt))
         waiter = self._waiters.pop(key, None)
         if waiter is not None and not waiter.done():
             waiter.cancel()
@@ -286,7 +285,7 @@ class IdempotencyStore:
             idempotency.c.expires_at >= now,
             sa.or_(idempotency.c.lease_until.is_(None), idempotency.c.lease_until < now),
         )
-        rows = await self.db.read(lambda conn: list(conn.execute(query)))
+        rows = await self.db.read(lambda unit: list(unit.execute(query).mappings()))
         settled = 0
         for row in rows:
             if not self._orphaned(row, now):
@@ -309,7 +308,7 @@ class IdempotencyStore:
             .where(idempotency.c.owner == self.instance, idempotency.c.state == IN_PROGRESS)
             .values(lease_until=until)
         )
-        result = await self.db.write(lambda conn: conn.execute(stmt))
+        result = await self.db.write(lambda unit: unit.execute(stmt))
         return int(result.rowcount)
 
     def _ensure_heartbeat(self) -> None:
@@ -341,12 +340,13 @@ class IdempotencyStore:
 
 
 def _fields(row: Any) -> Mapping[str, Any]:
-    mapping: Mapping[str, Any] = row._mapping
+    """A row as the units here return it (``Result.mappings()``)."""
+    mapping: Mapping[str, Any] = row
     return mapping
 
 
-def _release(conn: Connection, *, key: str, owner: str) -> None:
-    conn.execute(
+def _release(unit: Unit, *, key: str, owner: str) -> None:
+    unit.execute(
         idempotency.delete().where(
             idempotency.c.key == key,
             idempotency.c.owner == owner,
@@ -355,12 +355,13 @@ def _release(conn: Connection, *, key: str, owner: str) -> None:
     )
 
 
-def _row(conn: Connection, *, key: str) -> Any:
-    return conn.execute(sa.select(idempotency).where(idempotency.c.key == key)).one_or_none()
+def _row(unit: Unit, *, key: str) -> Any:
+    query = sa.select(idempotency).where(idempotency.c.key == key)
+    return unit.execute(query).mappings().one_or_none()
 
 
 def _compare_and_own(
-    conn: Connection,
+    unit: Unit,
     *,
     key: str,
     owner: str | None,
@@ -372,7 +373,7 @@ def _compare_and_own(
     lease_is = (
         idempotency.c.lease_until.is_(None) if lease is None else idempotency.c.lease_until == lease
     )
-    updated = conn.execute(
+    updated = unit.execute(
         idempotency.update()
         .where(idempotency.c.key == key, idempotency.c.state == IN_PROGRESS, owner_is, lease_is)
         .values(owner=instance, lease_until=until)

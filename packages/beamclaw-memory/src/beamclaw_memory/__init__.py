@@ -23,7 +23,10 @@ if TYPE_CHECKING:
         EmbeddingUnavailableError,
         InvalidMemoryInputError,
         MigrationError,
+        NestedUnitError,
         StorageError,
+        UnitClosedError,
+        UnitOfWorkError,
     )
     from beamclaw_memory.evaluation import EvalSet, load_into, recall_at_k
     from beamclaw_memory.factory import create_memory_service
@@ -55,6 +58,7 @@ if TYPE_CHECKING:
         normalise_url,
         resolve_database_url,
     )
+    from beamclaw_memory.unit import Unit
 else:
     __getattr__, __dir__ = lazy_exports(
         globals(),
@@ -80,7 +84,10 @@ else:
                 "EmbeddingUnavailableError",
                 "InvalidMemoryInputError",
                 "MigrationError",
+                "NestedUnitError",
                 "StorageError",
+                "UnitClosedError",
+                "UnitOfWorkError",
             ),
             "beamclaw_memory.evaluation": ("EvalSet", "load_into", "recall_at_k"),
             "beamclaw_memory.factory": ("create_memory_service",),
@@ -112,6 +119,7 @@ else:
                 "normalise_url",
                 "resolve_database_url",
             ),
+            "beamclaw_memory.unit": ("Unit",),
         },
     )
 
@@ -141,6 +149,7 @@ __all__ = [
     "MemorySettings",
     "MigrationError",
     "MmrSettings",
+    "NestedUnitError",
     "OpenAIEmbedder",
     "Prepared",
     "RowStore",
@@ -152,6 +161,9 @@ __all__ = [
     "StorageError",
     "TemporalDecaySettings",
     "TranscriptMessage",
+    "Unit",
+    "UnitClosedError",
+    "UnitOfWorkError",
     "__version__",
     "create_memory_service",
     "expected_heads",

@@ -29,6 +29,19 @@ class MigrationError(StorageError):
     """Applying schema migrations failed."""
 
 
+class UnitOfWorkError(StorageError):
+    """A unit of work was misused (a programming error; nothing was committed)."""
+
+
+class NestedUnitError(UnitOfWorkError):
+    """A unit of work started another (``Database.read``/``write`` called from inside one):
+    the inner one could neither see nor join the outer transaction."""
+
+
+class UnitClosedError(UnitOfWorkError):
+    """A :class:`~beamclaw_memory.Unit` was used after its transaction ended."""
+
+
 class InvalidMemoryInputError(BeamclawMemoryError):
     """A store/forget request the service refuses (bad key, oversized value).
 

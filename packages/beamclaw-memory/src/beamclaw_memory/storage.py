@@ -1,4 +1,4 @@
-"""The shared database: units of work on SQLAlchemy connections, and migrations.
+"""The shared database: units of work, migrations, health check.
 
 Default: SQLite at ``$BEAMCLAW_HOME/beamclaw.db`` in WAL mode. Scale-out: PostgreSQL
 (asyncpg) when ``BEAMCLAW_DATABASE_URL`` (or ``[memory] database_url``) is set. Every
@@ -6,41 +6,33 @@ package contributes Alembic revisions through the ``beamclaw.migrations`` entry 
 group (value: an importable package whose directory holds its revision files, each
 package on its own branch); :meth:`Database.migrate` upgrades all heads at start.
 
-Callers hand :meth:`Database.read` and :meth:`Database.write` a *unit of work*: a plain
-function of one synchronous :class:`~sqlalchemy.engine.Connection`, run inside one
-transaction. On SQLite it runs on a database thread with the standard ``sqlite3`` driver
-(one thread hop per unit instead of several per statement, which is what an async driver
-costs); writes go through a single writer thread whose transactions start with ``BEGIN
-IMMEDIATE``, so they queue for the write lock instead of failing half-way; a *small*
-write (a handful of rows by key) commits at once on the event loop's own connection when
-the database is free, and queues for the writer thread when it is locked. On PostgreSQL
-it runs through the async engine's ``run_sync``. A unit of work never awaits: the
-transaction it holds cannot interleave with others on the event loop. WAL checkpoints run
-on their own thread (:mod:`beamclaw_memory.checkpoint`).
+One door: callers hand :meth:`Database.read` and :meth:`Database.write` a *unit of work*,
+a plain function of one :class:`~beamclaw_memory.Unit` run inside one transaction
+(:mod:`beamclaw_memory.unit`). Where it runs is the engine's decision, never the
+caller's: :mod:`beamclaw_memory.sqlite_engine` (inline on the event loop for prepared
+statements, else a database thread) and :mod:`beamclaw_memory.postgres_engine` (the
+async driver).
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
-import sqlite3
-import threading
-from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Coroutine, Iterable
 from functools import partial
 from importlib import import_module
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import orjson
-from sqlalchemy import Engine, create_engine, event, pool, text
+from sqlalchemy import text
 from sqlalchemy.engine import Connection, make_url
-from sqlalchemy.exc import OperationalError, SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.exc import SQLAlchemyError
 
 from beamclaw_memory.checkpoint import WalCheckpointer
 from beamclaw_memory.errors import DatabaseUnavailableError, MigrationError
+from beamclaw_memory.postgres_engine import PostgresEngine
+from beamclaw_memory.sqlite_engine import SqliteEngine
+from beamclaw_memory.unit import Unit, refuse_nested
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -48,11 +40,9 @@ if TYPE_CHECKING:
 DATABASE_URL_ENV = "BEAMCLAW_DATABASE_URL"
 DB_FILE_NAME = "beamclaw.db"
 MIGRATIONS_GROUP = "beamclaw.migrations"
-READ_THREADS = 2
-"""SQLite reader threads (WAL readers never wait for the writer)."""
 
 T = TypeVar("T")
-Work = Callable[[Connection], T]
+Work = Callable[[Unit], T]
 """A unit of work: runs inside one transaction, synchronously, and never awaits."""
 
 
@@ -81,59 +71,6 @@ def masked(url: str) -> str:
         return "<invalid url>"
 
 
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    # The driver's own transaction handling never wraps DDL in a transaction, so a
-    # migration killed half-way would leave tables without their alembic_version row.
-    # Taking over BEGIN (see _begin) makes every transaction, DDL included, atomic.
-    dbapi_connection.isolation_level = None
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=10000")
-    cursor.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints run off the writer: WalCheckpointer
-    cursor.close()
-
-
-def _begin(statement: str) -> Callable[[Connection], None]:
-    def begin(connection: Connection) -> None:
-        # on the driver itself: SQLAlchemy's execution step costs more than the BEGIN;
-        # inside a driver-level transaction (_HeldConnections.run_direct) SQLAlchemy's
-        # autobegin joins it instead of starting another
-        driver = connection.connection.driver_connection
-        assert driver is not None
-        if not driver.in_transaction:
-            driver.execute(statement)
-
-    return begin
-
-
-def _no_wait(dbapi_connection: Any, _record: Any) -> None:
-    dbapi_connection.execute("PRAGMA busy_timeout=0")
-
-
-def json_text(value: Any) -> str:
-    """JSON columns' serializer: orjson (several times faster than ``json.dumps``; keys
-    that are not strings are written as strings, as ``json.dumps`` does)."""
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
-
-
-_JSON = {"json_serializer": json_text, "json_deserializer": orjson.loads}
-
-
-def _sqlite_engine(url: str, begin: str, *, wait: bool = True, **kwargs: Any) -> Engine:
-    engine = create_engine(url, **_JSON, **kwargs)
-    event.listen(engine, "connect", _sqlite_pragmas)
-    if not wait:
-        event.listen(engine, "connect", _no_wait)
-    event.listen(engine, "begin", _begin(begin))
-    return engine
-
-
-class _BusyError(Exception):
-    """The inline connection found the database locked before its unit started."""
-
-
 def migration_locations(extra: Iterable[str] = ()) -> list[str]:
     """Directories of every installed package's revisions (entry points) plus ``extra``."""
     found: list[str] = []
@@ -150,56 +87,13 @@ class Database:
     def __init__(self, url: str, *, echo: bool = False, pool_size: int = 10) -> None:
         self.url = normalise_url(url)
         self.is_sqlite = self.url.startswith("sqlite")
-        self._async: AsyncEngine | None = None
-        self._writer: _HeldConnections | None = None
-        self._inline: _HeldConnections | None = None
-        self.queued_small_writes = 0
-        """``small`` writes that found the database locked and went to the writer thread."""
+        self._engine: SqliteEngine | PostgresEngine = (
+            SqliteEngine(self.url, echo=echo)
+            if self.is_sqlite
+            else PostgresEngine(self.url, echo=echo, pool_size=pool_size)
+        )
         self.committed_writes = 0
         """Write units (transactions) this object committed, each kind of database."""
-        self._reader: _HeldConnections | None = None
-        self._write_thread: ThreadPoolExecutor | None = None
-        self._read_threads: ThreadPoolExecutor | None = None
-        self.checkpointer: WalCheckpointer | None = None
-        """SQLite file databases: the background WAL checkpointer."""
-        if not self.is_sqlite:
-            self._async = create_async_engine(
-                self.url,
-                **_JSON,
-                echo=echo,
-                pool_pre_ping=True,
-                pool_size=pool_size,
-                max_overflow=pool_size,
-            )
-            return
-        path = make_url(self.url).database
-        in_memory = not path or path == ":memory:" or "mode=memory" in self.url
-        if not in_memory:
-            assert path is not None
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        # One connection for the one writer thread; a private in-memory database has
-        # only that connection, so its reads go to the writer too.
-        sizes: dict[str, Any] = {} if in_memory else {"pool_size": 1, "max_overflow": 0}
-        self._writer = _HeldConnections(
-            self.url,
-            "BEGIN IMMEDIATE",
-            echo=echo,
-            poolclass=pool.StaticPool if in_memory else pool.QueuePool,
-            **sizes,
-        )
-        self._write_thread = ThreadPoolExecutor(1, thread_name_prefix="db-write")
-        if in_memory:
-            self._reader, self._read_threads = self._writer, self._write_thread
-        else:
-            assert path is not None
-            self.checkpointer = WalCheckpointer(path)
-            self._inline = _HeldConnections(
-                self.url, "BEGIN IMMEDIATE", wait=False, echo=echo, pool_size=1, max_overflow=0
-            )
-            self._reader = _HeldConnections(
-                self.url, "BEGIN", echo=echo, pool_size=READ_THREADS, max_overflow=0
-            )
-            self._read_threads = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="db-read")
 
     @property
     def display_url(self) -> str:
@@ -210,65 +104,45 @@ class Database:
         """``sqlite`` or ``postgresql``."""
         return "sqlite" if self.is_sqlite else "postgresql"
 
-    async def read(self, work: Work[T], *, small: bool = False) -> T:
+    @property
+    def checkpointer(self) -> WalCheckpointer | None:
+        """SQLite file databases: the background WAL checkpointer."""
+        return self._engine.checkpointer
+
+    @property
+    def queued_writes(self) -> int:
+        """Writes the SQLite engine meant to run inline but found the database locked
+        (another writer mid-transaction): they waited on the writer thread instead."""
+        return self._engine.queued_writes
+
+    def read(self, work: Work[T]) -> Coroutine[Any, Any, T]:
         """Run ``work`` in a read transaction (a consistent snapshot); returns its result.
 
-        ``small``: a lookup of a few rows by key. On a SQLite file it then runs at once on
-        the event loop's own connection (readers never wait for the writer in WAL mode),
-        which costs less than the hop to a reader thread and back; in the rare moment
-        SQLite answers "busy" it goes to a reader thread instead.
-        """
-        if self._async is not None:
-            async with self._async.connect() as conn:
-                return await conn.run_sync(work)
-        assert self._reader is not None and self._read_threads is not None
-        if small and self._inline is not None:
-            try:
-                return _unless_busy(self._inline, work, begin="BEGIN", any_time=True)
-            except _BusyError:
-                pass
-        return await _on(self._read_threads, partial(self._reader.run_direct, work))
+        Raises :class:`~beamclaw_memory.NestedUnitError` at once when called from inside
+        a unit of work."""
+        refuse_nested()
+        return self._engine.read(work)
 
-    async def write(self, work: Work[T], *, small: bool = False) -> T:
+    def write(self, work: Work[T]) -> Coroutine[Any, Any, T]:
         """Run ``work`` in a write transaction, committed when it returns and rolled back
-        when it raises. On SQLite the transaction holds the write lock from its start.
+        when it raises. On SQLite the transaction holds the write lock from its first
+        statement, so a read-then-write never fails half-way.
 
-        ``small``: the unit changes a handful of rows found by key (a store's hot path).
-        On a SQLite file it then runs at once, on the event loop's own connection, when
-        the database is not locked — a commit there costs less than the hop to the writer
-        thread and back, and never waits: checkpoints run on their own thread and a locked
-        database (the writer thread or another process mid-transaction) sends the unit to
-        the writer thread's queue instead.
+        A cancelled caller does not cancel a unit already on a database thread: it still
+        commits, and only its result is lost. Raises
+        :class:`~beamclaw_memory.NestedUnitError` at once when called from inside a unit."""
+        refuse_nested()
+        return self._write(work)
 
-        A cancelled caller does not cancel a unit on the writer thread: it still commits,
-        and only its result is lost.
-        """
-        result = await self._write(work, small)
+    async def _write(self, work: Work[T]) -> T:
+        result = await self._engine.write(work)
         self.committed_writes += 1
         return result
-
-    async def _write(self, work: Work[T], small: bool) -> T:
-        if self._async is not None:
-            async with self._async.begin() as conn:
-                return await conn.run_sync(work)
-        assert self._writer is not None and self._write_thread is not None
-        try:
-            if not small:
-                return await _on(self._write_thread, partial(self._writer.run, work))
-            if self._inline is not None:
-                try:
-                    return _unless_busy(self._inline, work)
-                except _BusyError:
-                    self.queued_small_writes += 1
-            return await _on(self._write_thread, partial(self._writer.run_direct, work))
-        finally:
-            if self.checkpointer is not None:
-                self.checkpointer.wrote()
 
     async def check(self) -> None:
         """Open a connection and run ``SELECT 1``; raise :class:`DatabaseUnavailableError`."""
         try:
-            await self.read(lambda conn: conn.execute(text("SELECT 1")).scalar())
+            await self.read(lambda unit: unit.execute(text("SELECT 1")).scalar())
         except (SQLAlchemyError, OSError) as exc:
             raise DatabaseUnavailableError(self.display_url, _reason(exc)) from exc
 
@@ -290,129 +164,13 @@ class Database:
         """Revisions currently recorded in the database."""
         from alembic.runtime.migration import MigrationContext  # Alembic loads only to migrate
 
-        return await self.read(lambda c: set(MigrationContext.configure(c).get_current_heads()))
+        return await self.read(
+            lambda unit: set(MigrationContext.configure(unit.connection).get_current_heads())
+        )
 
     async def dispose(self) -> None:
         """Close every connection and stop the database threads (idempotent)."""
-        if self._async is not None:
-            await self._async.dispose()
-            return
-        if self._inline is not None:
-            self._inline.close()
-        for connections, threads in (
-            (self._reader, self._read_threads),
-            (self._writer, self._write_thread),
-        ):
-            if connections is None or threads is None:
-                continue
-            await asyncio.to_thread(threads.shutdown)  # lets running units finish
-            connections.close()
-        if self.checkpointer is not None:
-            checkpointer, self.checkpointer = self.checkpointer, None
-            await asyncio.to_thread(checkpointer.close)
-
-
-async def _on(threads: ThreadPoolExecutor, work: Callable[[], T]) -> T:
-    return await asyncio.get_running_loop().run_in_executor(threads, work)
-
-
-def _unless_busy(
-    connections: _HeldConnections,
-    work: Work[T],
-    *,
-    begin: str | None = None,
-    any_time: bool = False,
-) -> T:
-    """``work`` on this thread's connection; :class:`_BusyError` if the database was locked
-    before it started (a lock error after it started is the unit's own and propagates,
-    unless ``any_time``: a read-only unit can be redone elsewhere whenever it was refused).
-
-    ``begin``: the statement opening the transaction, when not the connections' own."""
-    started = False
-
-    def run(conn: Connection) -> T:
-        nonlocal started
-        started = True
-        return work(conn)
-
-    try:
-        return connections.run_direct(run, begin)
-    except (sqlite3.OperationalError, OperationalError) as exc:
-        orig = getattr(exc, "orig", exc)
-        if (any_time or not started) and getattr(orig, "sqlite_errorname", "") in (
-            "SQLITE_BUSY",
-            "SQLITE_LOCKED",
-        ):
-            raise _BusyError from exc
-        raise
-
-
-class _HeldConnections:
-    """One connection per database thread, opened on first use and kept open: checking a
-    connection out of the pool and resetting it on return cost as much as a small unit
-    of work. Closed by :meth:`close` (SQLite connections may be closed from any thread).
-
-    ``begin`` opens every transaction on these connections, SQLAlchemy's (through the
-    engine's ``begin`` event) and :meth:`run_direct`'s alike."""
-
-    def __init__(self, url: str, begin: str, *, wait: bool = True, **engine_args: Any) -> None:
-        self.engine = _sqlite_engine(url, begin, wait=wait, **engine_args)
-        self._begin = begin
-        self._local = threading.local()
-        self._opened: list[Connection] = []
-        self._lock = threading.Lock()
-
-    def _held(self) -> tuple[Connection, sqlite3.Connection]:
-        held: tuple[Connection, sqlite3.Connection] | None = getattr(self._local, "held", None)
-        if held is None or held[0].closed:
-            conn = self.engine.connect()
-            driver = conn.connection.driver_connection
-            assert isinstance(driver, sqlite3.Connection)
-            held = (conn, driver)
-            self._local.held = held
-            with self._lock:
-                self._opened.append(conn)
-        return held
-
-    def run(self, work: Work[T]) -> T:
-        """``work`` in a SQLAlchemy transaction on this thread's connection; the unit may
-        drive the transaction itself (Alembic does)."""
-        conn, _driver = self._held()
-        with conn.begin():
-            return work(conn)
-
-    def run_direct(self, work: Work[T], begin: str | None = None) -> T:
-        """``work`` in a transaction begun and ended on the driver itself.
-
-        For units that never begin or commit themselves (reads, small writes): SQLAlchemy's
-        transaction objects and events cost ~0.1 ms per unit, as much as the unit. A
-        statement run through SQLAlchemy inside it joins the transaction (see ``_begin``)
-        and SQLAlchemy's commit or rollback then ends it. ``begin`` replaces the
-        connections' own opening statement for this unit (``BEGIN`` for a read).
-        """
-        conn, driver = self._held()
-        driver.execute(begin or self._begin)
-        try:
-            result = work(conn)
-        except BaseException:
-            if conn.in_transaction():
-                conn.rollback()
-            else:
-                driver.rollback()
-            raise
-        if conn.in_transaction():
-            conn.commit()
-        else:
-            driver.commit()
-        return result
-
-    def close(self) -> None:
-        """Close every held connection and the engine's pool (idempotent)."""
-        with self._lock:
-            opened, self._opened = self._opened, []
-        for conn in opened:
-            conn.close()
-        self.engine.dispose()
+        await self._engine.dispose()
 
 
 def alembic_config(locations: list[str], connection: Connection | None = None) -> Config:
@@ -436,10 +194,11 @@ def expected_heads(extra_locations: Iterable[str] = ()) -> set[str]:
     return set(ScriptDirectory.from_config(cfg).get_heads())
 
 
-def _upgrade(connection: Connection, *, locations: list[str]) -> list[str]:
+def _upgrade(unit: Unit, *, locations: list[str]) -> list[str]:
     from alembic import command
     from alembic.runtime.migration import MigrationContext
 
+    connection = unit.connection
     command.upgrade(alembic_config(locations, connection), "heads")
     return sorted(MigrationContext.configure(connection).get_current_heads())
 

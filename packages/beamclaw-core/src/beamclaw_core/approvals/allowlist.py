@@ -27,10 +27,9 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Connection
 
 from beamclaw_core.store.tables import always_allowed
-from beamclaw_memory import Database
+from beamclaw_memory import Database, Prepared, Unit
 
 _COLUMNS = ("agent_id", "user_id", "tool", "session_id", "granted_at")
 
@@ -61,6 +60,27 @@ def _where(
     return [column == value for column, value in pairs if value is not None]
 
 
+def _grant_statement(dialect: str) -> sa.Executable:
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    return (
+        insert(always_allowed)
+        .values(**{c: sa.bindparam(f"b_{c}") for c in _COLUMNS})
+        .on_conflict_do_nothing(index_elements=["agent_id", "user_id", "tool"])
+    )
+
+
+_c = always_allowed.c
+_KEY = (
+    _c.agent_id == sa.bindparam("b_agent_id"),
+    _c.user_id == sa.bindparam("b_user_id"),
+)
+_TOOL = _c.tool == sa.bindparam("b_tool")
+_GRANT = Prepared(_grant_statement)
+_GRANTED = Prepared(sa.select(*always_allowed.c).where(*_KEY, _TOOL))
+_REVOKE_ONE = Prepared(always_allowed.delete().where(*_KEY, _TOOL))
+_REVOKE_ALL = Prepared(always_allowed.delete().where(*_KEY))
+
+
 class AlwaysAllowlist:
     """The standing grants of every agent and person, over the shared database."""
 
@@ -74,8 +94,8 @@ class AlwaysAllowlist:
     async def load(self) -> None:
         """(Re)fill the cache from the database: one query."""
 
-        def work(conn: Connection) -> list[AlwaysGrant]:
-            return [_grant(r) for r in conn.execute(sa.select(*always_allowed.c))]
+        def work(unit: Unit) -> list[AlwaysGrant]:
+            return [_grant(r) for r in unit.execute(sa.select(*always_allowed.c))]
 
         tools: dict[tuple[str, str], set[str]] = {}
         for grant in await self.db.read(work):
@@ -94,28 +114,22 @@ class AlwaysAllowlist:
         self, agent_id: str, user_id: str, tool: str, *, session_id: str | None = None
     ) -> AlwaysGrant:
         """Record the grant (committed when this returns); the existing one if any."""
-        insert = postgresql.insert if self.db.dialect == "postgresql" else sqlite.insert
         new = AlwaysGrant(agent_id, user_id, tool, self._clock(), session_id)
-        statement = (
-            insert(always_allowed)
-            .values(
-                agent_id=agent_id,
-                user_id=user_id,
-                tool=tool,
-                session_id=session_id,
-                granted_at=new.granted_at,
-            )
-            .on_conflict_do_nothing(index_elements=["agent_id", "user_id", "tool"])
-        )
-        key = sa.select(*always_allowed.c).where(*_where(agent_id, user_id, tool))
+        params = {
+            "b_agent_id": agent_id,
+            "b_user_id": user_id,
+            "b_tool": tool,
+            "b_session_id": session_id,
+            "b_granted_at": new.granted_at,
+        }
 
-        def work(conn: Connection) -> AlwaysGrant:
-            if conn.execute(statement).rowcount == 1:
+        def work(unit: Unit) -> AlwaysGrant:
+            if unit.run(_GRANT, params) == 1:
                 return new
-            return _grant(conn.execute(key).one())
+            return _grant(unit.rows(_GRANTED, params)[0])
 
         async with self._writing:
-            stored = await self.db.write(work, small=True)
+            stored = await self.db.write(work)
             self._tools[agent_id, user_id] = self.tools(agent_id, user_id) | {tool}
         return stored
 
@@ -130,8 +144,8 @@ class AlwaysAllowlist:
             .order_by(c.agent_id, c.user_id, c.tool)
         )
 
-        def work(conn: Connection) -> list[AlwaysGrant]:
-            return [_grant(r) for r in conn.execute(query)]
+        def work(unit: Unit) -> list[AlwaysGrant]:
+            return [_grant(r) for r in unit.execute(query)]
 
         return await self.db.read(work)
 
@@ -140,13 +154,16 @@ class AlwaysAllowlist:
 
         Returns how many ended. Sessions ask again from their next turn on.
         """
-        statement = always_allowed.delete().where(*_where(agent_id, user_id, tool))
+        statement = _REVOKE_ALL if tool is None else _REVOKE_ONE
+        params = {"b_agent_id": agent_id, "b_user_id": user_id}
+        if tool is not None:
+            params["b_tool"] = tool
 
-        def work(conn: Connection) -> int:
-            return int(conn.execute(statement).rowcount)
+        def work(unit: Unit) -> int:
+            return unit.run(statement, params)
 
         async with self._writing:
-            removed = await self.db.write(work, small=True)
+            removed = await self.db.write(work)
             left = self.tools(agent_id, user_id) - {tool} if tool else frozenset[str]()
             if left:
                 self._tools[agent_id, user_id] = left

@@ -7,27 +7,27 @@ from typing import TYPE_CHECKING
 from beamclaw_obs.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from beamclaw_core.store.conversations import (
+    from beamclaw_core.store.conversations import ConversationStore
+    from beamclaw_core.store.ids import USER_ENV, Sharing, derive_session_id, local_user_id
+    from beamclaw_core.store.records import (
         MESSAGE,
         RESET,
         SUMMARY,
         ConversationRecord,
-        ConversationStore,
         PendingRunRecord,
         StoredMessage,
         View,
     )
-    from beamclaw_core.store.ids import USER_ENV, Sharing, derive_session_id, local_user_id
 else:
     __getattr__, __dir__ = lazy_exports(
         globals(),
         {
-            "beamclaw_core.store.conversations": (
+            "beamclaw_core.store.conversations": ("ConversationStore",),
+            "beamclaw_core.store.records": (
                 "MESSAGE",
                 "RESET",
                 "SUMMARY",
                 "ConversationRecord",
-                "ConversationStore",
                 "PendingRunRecord",
                 "StoredMessage",
                 "View",

@@ -8,12 +8,10 @@ is set (or for the next :attr:`~FailingDatabase.fail_next` writes), before anyth
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-from sqlalchemy.engine import Connection
-
-from beamclaw_memory import Database, DatabaseUnavailableError
+from beamclaw_memory import Database, DatabaseUnavailableError, Unit
 
 T = TypeVar("T")
 
@@ -31,9 +29,13 @@ class FailingDatabase(Database):
         self.failed_writes = 0
         """How many writes failed so far."""
 
-    async def write(self, work: Callable[[Connection], T], *, small: bool = False) -> T:
+    def write(self, work: Callable[[Unit], T]) -> Coroutine[Any, Any, T]:
         if self.failing or self.fail_next > 0:
             self.fail_next = max(0, self.fail_next - 1)
             self.failed_writes += 1
-            raise DatabaseUnavailableError(self.display_url, "injected write failure")
-        return await super().write(work, small=small)
+            return _fail(DatabaseUnavailableError(self.display_url, "injected write failure"))
+        return super().write(work)
+
+
+async def _fail(error: DatabaseUnavailableError) -> Any:
+    raise error

@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Connection
 
 from beamclaw_memory.backends.rows import ChangeClock, MemoryRow, Signature, SourceState
 from beamclaw_memory.search.vectors import from_bytes, to_bytes
@@ -23,6 +22,7 @@ from beamclaw_memory.service import MemoryCategory
 from beamclaw_memory.storage import Database
 from beamclaw_memory.tables import memory_entries as t
 from beamclaw_memory.tables import memory_sources as s
+from beamclaw_memory.unit import Unit
 
 _BATCH = 500
 _ROW_COLUMNS = (
@@ -69,11 +69,11 @@ _HASHES_FOR_SOURCES = sa.select(t.c.key, t.c.content_hash).where(
 )
 
 
-def _hashes_for_sources(conn: Connection, *, agent_id: str, sources: list[str]) -> dict[str, str]:
+def _hashes_for_sources(unit: Unit, *, agent_id: str, sources: list[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for start in range(0, len(sources), _BATCH):
         params = {"agent_id": agent_id, "sources": sources[start : start + _BATCH]}
-        found.update({str(row[0]): row[1] for row in conn.execute(_HASHES_FOR_SOURCES, params)})
+        found.update({str(row[0]): row[1] for row in unit.execute(_HASHES_FOR_SOURCES, params)})
     return found
 
 
@@ -136,9 +136,9 @@ class SqlRowStore:
         ]
         stmt = _upsert_entries(self._db.dialect)
 
-        def work(conn: Connection) -> None:
+        def work(unit: Unit) -> None:
             for start in range(0, len(values), _BATCH):
-                conn.execute(stmt, values[start : start + _BATCH])
+                unit.execute(stmt, values[start : start + _BATCH])
 
         await self._db.write(work)
         return {str(v["key"]): float(v["changed_at"]) for v in values}
@@ -148,11 +148,11 @@ class SqlRowStore:
         return rows[0] if rows else None
 
     async def fetch(self, agent_id: str, keys: Sequence[str]) -> list[MemoryRow]:
-        def work(conn: Connection) -> list[MemoryRow]:
+        def work(unit: Unit) -> list[MemoryRow]:
             out: list[MemoryRow] = []
             for start in range(0, len(keys), _BATCH):
                 part = list(keys[start : start + _BATCH])
-                result = conn.execute(
+                result = unit.execute(
                     sa.select(*_ROW_COLUMNS).where(t.c.agent_id == agent_id, t.c.key.in_(part))
                 )
                 out.extend(_row(r) for r in result)
@@ -161,11 +161,11 @@ class SqlRowStore:
         return await self._db.read(work)
 
     async def delete(self, agent_id: str, keys: Sequence[str]) -> int:
-        def work(conn: Connection) -> int:
+        def work(unit: Unit) -> int:
             count = 0
             for start in range(0, len(keys), _BATCH):
                 part = list(keys[start : start + _BATCH])
-                result = conn.execute(
+                result = unit.execute(
                     sa.delete(t).where(t.c.agent_id == agent_id, t.c.key.in_(part))
                 )
                 count += int(result.rowcount or 0)
@@ -198,9 +198,9 @@ class SqlRowStore:
             for key, vector, model in items
         ]
 
-        def work(conn: Connection) -> None:
+        def work(unit: Unit) -> None:
             for start in range(0, len(params), _BATCH):
-                conn.execute(stmt, params[start : start + _BATCH])
+                unit.execute(stmt, params[start : start + _BATCH])
 
         await self._db.write(work)
         return {str(p["b_key"]): float(p["b_changed"]) for p in params}
@@ -209,13 +209,13 @@ class SqlRowStore:
         query = sa.select(sa.func.count(), sa.func.max(t.c.changed_at)).where(
             t.c.agent_id == agent_id
         )
-        count, latest = await self._db.read(lambda conn: conn.execute(query).one())
+        count, latest = await self._db.read(lambda unit: unit.execute(query).one())
         return int(count), float(latest or 0.0)
 
     async def versions(self, agent_id: str) -> dict[str, float]:
         query = sa.select(t.c.key, t.c.changed_at).where(t.c.agent_id == agent_id)
         return await self._db.read(
-            lambda conn: {str(row[0]): row[1] for row in conn.execute(query)}
+            lambda unit: {str(row[0]): row[1] for row in unit.execute(query)}
         )
 
     async def hashes_for_sources(self, agent_id: str, sources: Sequence[str]) -> dict[str, str]:
@@ -231,12 +231,12 @@ class SqlRowStore:
         if category is not None:
             stmt = stmt.where(t.c.category == str(category))
         stmt = stmt.order_by(t.c.updated_at.desc(), t.c.key).limit(limit)
-        return await self._db.read(lambda conn: [_row(r) for r in conn.execute(stmt)])
+        return await self._db.read(lambda unit: [_row(r) for r in unit.execute(stmt)])
 
     async def source_states(self, agent_id: str, prefix: str) -> dict[str, SourceState]:
         query = sa.select(s).where(s.c.agent_id == agent_id, s.c.source.startswith(prefix))
 
-        def work(conn: Connection) -> dict[str, SourceState]:
+        def work(unit: Unit) -> dict[str, SourceState]:
             return {
                 r.source: SourceState(
                     source=r.source,
@@ -245,7 +245,7 @@ class SqlRowStore:
                     mtime_ns=int(r.mtime_ns),
                     indexed_at=r.indexed_at,
                 )
-                for r in conn.execute(query)
+                for r in unit.execute(query)
             }
 
         return await self._db.read(work)
@@ -264,16 +264,16 @@ class SqlRowStore:
             index_elements=["agent_id", "source"],
             set_={c: ins.excluded[c] for c in ("content_hash", "size", "mtime_ns", "indexed_at")},
         )
-        await self._db.write(lambda conn: conn.execute(stmt, values))
+        await self._db.write(lambda unit: unit.execute(stmt, values))
 
     async def delete_source(self, agent_id: str, source: str) -> None:
-        def work(conn: Connection) -> None:
-            conn.execute(
+        def work(unit: Unit) -> None:
+            unit.execute(
                 sa.delete(t).where(
                     t.c.agent_id == agent_id, t.c.source == source, t.c.key.startswith("@")
                 )
             )
-            conn.execute(sa.delete(s).where(s.c.agent_id == agent_id, s.c.source == source))
+            unit.execute(sa.delete(s).where(s.c.agent_id == agent_id, s.c.source == source))
 
         await self._db.write(work)
 

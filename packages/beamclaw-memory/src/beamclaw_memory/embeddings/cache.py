@@ -16,11 +16,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Connection
 
 from beamclaw_memory.search.vectors import from_bytes, to_bytes
 from beamclaw_memory.storage import Database
 from beamclaw_memory.tables import embedding_cache
+from beamclaw_memory.unit import Unit
 
 
 def text_hash(text: str) -> str:
@@ -79,11 +79,11 @@ class EmbeddingCache:
         hashes = list(wanted)
         stale: list[str] = []
 
-        def work(conn: Connection) -> list[tuple[str, bytes, float]]:
+        def work(unit: Unit) -> list[tuple[str, bytes, float]]:
             rows: list[tuple[str, bytes, float]] = []
             for start in range(0, len(hashes), 500):
                 part = hashes[start : start + 500]
-                result = conn.execute(
+                result = unit.execute(
                     sa.select(
                         embedding_cache.c.text_hash,
                         embedding_cache.c.vector,
@@ -124,7 +124,7 @@ class EmbeddingCache:
         if rows and self._db is not None:
             stmt = _upsert(self._db.dialect)
             values = list(rows.values())
-            await self._db.write(lambda conn: conn.execute(stmt, values))
+            await self._db.write(lambda unit: unit.execute(stmt, values))
 
     async def invalidate(self, model: str | None = None) -> None:
         """Forget every vector of ``model`` (all models when None)."""
@@ -135,7 +135,7 @@ class EmbeddingCache:
             stmt = sa.delete(embedding_cache)
             if model is not None:
                 stmt = stmt.where(embedding_cache.c.model == model)
-            await self._db.write(lambda conn: conn.execute(stmt))
+            await self._db.write(lambda unit: unit.execute(stmt))
 
     async def purge_expired(self) -> int:
         """Delete expired entries from both layers; returns the persistent rows removed."""
@@ -146,14 +146,14 @@ class EmbeddingCache:
         if self._db is None:
             return 0
         stmt = sa.delete(embedding_cache).where(embedding_cache.c.created_at <= cutoff)
-        return await self._db.write(lambda conn: int(conn.execute(stmt).rowcount or 0))
+        return await self._db.write(lambda unit: int(unit.execute(stmt).rowcount or 0))
 
     async def _delete(self, model: str, hashes: list[str]) -> None:
         assert self._db is not None
         stmt = sa.delete(embedding_cache).where(
             embedding_cache.c.model == model, embedding_cache.c.text_hash.in_(hashes)
         )
-        await self._db.write(lambda conn: conn.execute(stmt))
+        await self._db.write(lambda unit: unit.execute(stmt))
 
 
 def _dims_ok(vector: np.ndarray, dimensions: int | None) -> bool:

@@ -1,0 +1,55 @@
+"""Questions over many conversations: listings, recovery, spend, retention candidates.
+
+Functions of a :class:`~beamclaw_memory.Unit`. None is on a turn's hot path and each may
+read many rows, so they are ordinary statements: the engine runs them as larger work
+(on SQLite, on a database thread).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+import sqlalchemy as sa
+
+from beamclaw_core.store.conversation_rows import record
+from beamclaw_core.store.records import ConversationRecord
+from beamclaw_core.store.tables import conversations, messages
+from beamclaw_memory import Unit
+
+QUIET_STATES = ("idle", "error")
+"""States of a conversation not in a turn."""
+
+
+def every(unit: Unit, *, include_children: bool) -> list[ConversationRecord]:
+    """Conversations by last activity, newest first (top-level only unless asked)."""
+    query = sa.select(conversations).order_by(conversations.c.last_activity_at.desc())
+    if not include_children:
+        query = query.where(conversations.c.parent_id.is_(None))
+    return [record(tuple(r)) for r in unit.execute(query)]
+
+
+def busy(unit: Unit) -> list[str]:
+    """Conversations persisted mid-turn (neither idle nor error)."""
+    query = sa.select(conversations.c.id).where(conversations.c.state.not_in(QUIET_STATES))
+    return [r[0] for r in unit.execute(query)]
+
+
+def cost_since(unit: Unit, agent_id: str, since: float) -> float:
+    """USD spent by ``agent_id``'s conversations (children included) since ``since``."""
+    query = (
+        sa.select(sa.func.coalesce(sa.func.sum(messages.c.cost_usd), 0.0))
+        .select_from(messages.join(conversations, messages.c.conversation_id == conversations.c.id))
+        .where(conversations.c.agent_id == agent_id, messages.c.created_at >= since)
+    )
+    return float(unit.execute(query).scalar() or 0.0)
+
+
+def inactive(unit: Unit, before: float, *, keep: Collection[str]) -> list[str]:
+    """Top-level conversations not in a turn and last active before ``before``, except
+    ``keep``."""
+    query = sa.select(conversations.c.id).where(
+        conversations.c.last_activity_at < before,
+        conversations.c.state.in_(QUIET_STATES),
+        conversations.c.parent_id.is_(None),
+    )
+    return [r[0] for r in unit.execute(query) if r[0] not in keep]
