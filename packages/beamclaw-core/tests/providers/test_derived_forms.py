@@ -18,7 +18,12 @@ from beamclaw_core.providers.anthropic_wire import (
     to_anthropic_messages,
 )
 from beamclaw_core.providers.memo import MessageMemo
-from beamclaw_core.providers.openai_wire import openai_message_memo, to_openai_message
+from beamclaw_core.providers.openai_wire import (
+    openai_message_memo,
+    openai_messages,
+    to_openai_message,
+)
+from beamclaw_core.providers.request_fold import JoinedEncodings, TokenTotals
 from beamclaw_core.providers.tokens import (
     count_message_tokens,
     estimate_message_tokens,
@@ -70,11 +75,12 @@ def _dumps(value: object) -> str:
 def test_memoised_forms_equal_fresh_ones_byte_for_byte(history: list[Message]) -> None:
     fresh = orjson.dumps({"messages": [to_openai_message(m) for m in history]})
     for _ in range(2):  # the second pass is served from the memos
-        assert orjson.dumps({"messages": [openai_message_memo(m) for m in history]}) == fresh
+        assert b"[" + b",".join(openai_message_memo(m) for m in history) + b"]" == fresh[12:-1]
+        assert orjson.dumps({"messages": openai_messages.array(history)}) == fresh
         for cut in (len(history) // 2, len(history), 0):  # extending, then not
-            assert orjson.dumps(openai_message_memo.many(history[:cut])) == orjson.dumps(
-                [to_openai_message(m) for m in history[:cut]]
-            )
+            assert openai_message_memo.many(history[:cut]) == [
+                orjson.dumps(to_openai_message(m)) for m in history[:cut]
+            ]
         assert _dumps(to_anthropic_messages(history)) == _dumps(
             to_anthropic_messages(history, turn_of=anthropic_turn)
         )
@@ -131,3 +137,51 @@ def test_the_shared_memos_count_what_they_derive() -> None:
     openai_message_memo(m)
     after = (message_tokens_memo.stats().derived, openai_message_memo.stats().derived)
     assert after == (before[0] + 1, before[1] + 1)
+
+
+# A request: a system prompt in front (0: none; 1, 2: rebuilt variants of one or two
+# messages), then either part of one of three conversations (which, how many messages)
+# or any sequence of a few shared messages (so runs and requests share messages out of
+# order, and an identity match can sit in a different stretch).
+_requests = st.lists(
+    st.tuples(
+        st.integers(0, 2),
+        st.tuples(st.integers(0, 2), st.integers(0, 14)) | st.lists(st.integers(0, 5), max_size=8),
+    ),
+    max_size=12,
+)
+_heads = [[], [Message.system("soul")], [Message.system("soul"), Message.system("now")]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_histories, min_size=4, max_size=4), _requests)
+def test_requests_continued_from_earlier_ones_equal_fresh_ones(
+    conversations: list[list[Message]], requests: list[tuple[int, tuple[int, int] | list[int]]]
+) -> None:
+    """Growing, shrinking, interleaved and shuffled requests with rebuilt heads, through
+    folds that keep few runs and scan little: always what encoding every message gives."""
+    arrays = JoinedEncodings(openai_message_memo, keep=2, scan=3)
+    totals = TokenTotals(message_tokens_memo, keep=2, scan=3)
+    shared = (conversations[3] + [Message.user(str(i)) for i in range(6)])[:6]
+    for head, body in requests:
+        system = [m.model_copy() for m in _heads[head]]  # rebuilt: new objects, same text
+        if isinstance(body, tuple):
+            request = system + conversations[body[0]][: body[1]]
+        else:
+            request = system + [shared[i] for i in body]
+        fresh = orjson.dumps({"messages": [to_openai_message(m) for m in request]})
+        assert orjson.dumps({"messages": arrays.array(request)}) == fresh
+        assert totals.total(request) == sum(count_message_tokens(m) for m in request)
+        assert totals.total(tuple(request)) == sum(count_message_tokens(m) for m in request)
+
+
+def test_a_request_continuing_the_last_one_maps_only_its_head_and_new_messages() -> None:
+    arrays = JoinedEncodings(openai_message_memo)
+    history = [Message.user(f"question {i}") for i in range(100)]
+    arrays.array([Message.system("prompt"), Message.system("now"), *history])
+    before = arrays.stats()
+    history += [Message.assistant("answer"), Message.user("next")]
+    arrays.array([Message.system("prompt, rebuilt"), *history])
+    after = arrays.stats()
+    assert (after.mapped - before.mapped, after.reused - before.reused) == (3, 100)
+    assert after.runs == 1

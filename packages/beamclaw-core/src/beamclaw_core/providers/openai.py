@@ -17,7 +17,7 @@ from beamclaw_core.providers.base import Completion, CompletionOptions
 from beamclaw_core.providers.http_provider import HttpProvider, StreamDecoder
 from beamclaw_core.providers.openai_wire import (
     OpenAIStreamDecoder,
-    openai_message_memo,
+    openai_messages,
     parse_openai_completion,
     to_openai_tool,
     tool_choice,
@@ -49,7 +49,7 @@ class OpenAIProvider(HttpProvider):
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": model,
-            "messages": openai_message_memo.many(messages),
+            "messages": openai_messages.array(messages),
             "stream": stream,
         }
         if stream and self.settings.include_stream_usage:

@@ -37,6 +37,7 @@ from beamclaw_core.providers.classify import (
     stream_json_object,
 )
 from beamclaw_core.providers.memo import MessageMemo
+from beamclaw_core.providers.request_fold import JoinedEncodings
 from beamclaw_core.providers.sse import ServerSentEvent
 from beamclaw_tools import ImagePart, TextPart, ToolCall, ToolDef
 
@@ -89,15 +90,20 @@ def to_openai_message(message: Message) -> dict[str, Any]:
     return {"role": role.value, "content": parts}
 
 
-def encoded_openai_message(message: Message) -> orjson.Fragment:
-    """:func:`to_openai_message`, already encoded: ``orjson.dumps`` of a request
-    embeds it verbatim, byte for byte what encoding the dict there would give."""
-    return orjson.Fragment(orjson.dumps(to_openai_message(message)))
+def encoded_openai_message(message: Message) -> bytes:
+    """:func:`to_openai_message`, encoded (``orjson.dumps``)."""
+    return orjson.dumps(to_openai_message(message))
 
 
 openai_message_memo = MessageMemo(encoded_openai_message)
 """:func:`encoded_openai_message` of each message, derived once: a request about a long
 history neither rebuilds nor re-encodes the messages it sent before."""
+
+openai_messages = JoinedEncodings(openai_message_memo)
+"""A request's ``messages`` array, already encoded (:meth:`JoinedEncodings.array`):
+``orjson.dumps`` of the body embeds it verbatim, byte for byte what encoding the dicts
+there would give, and a request continuing an earlier one copies that one's bytes
+instead of joining a piece per message."""
 
 
 def to_openai_tool(tool: ToolDef) -> dict[str, Any]:
