@@ -15,6 +15,7 @@ details). Streams: ``choices[0].delta`` fragments; tool-call fragments carry an 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -115,6 +116,30 @@ def to_openai_tool(tool: ToolDef) -> dict[str, Any]:
             "parameters": tool.parameters,
         },
     }
+
+
+_TOOL_ARRAYS = 64
+"""Encoded ``tools`` arrays kept (one per policy's list of definitions, in practice)."""
+_tool_arrays: dict[tuple[int, ...], tuple[tuple[ToolDef, ...], orjson.Fragment]] = {}
+
+
+def encoded_openai_tools(tools: Sequence[ToolDef]) -> orjson.Fragment:
+    """``[to_openai_tool(t) for t in tools]``, encoded once per list of definitions.
+
+    Keyed by the definitions' identities: they are frozen, and a registry hands out the
+    same objects until its tools change (``estimate_tool_tokens`` assumes the same); an
+    entry holds its definitions, so their ids stay theirs. The same bytes as encoding
+    the dicts, without building and encoding seventeen schemas per request.
+    """
+    key = tuple(map(id, tools))
+    cached = _tool_arrays.get(key)
+    if cached is None:
+        held = tuple(tools)
+        cached = (held, orjson.Fragment(orjson.dumps([to_openai_tool(t) for t in held])))
+        if len(_tool_arrays) >= _TOOL_ARRAYS:
+            _tool_arrays.clear()
+        _tool_arrays[key] = cached
+    return cached[1]
 
 
 def tool_choice(choice: str | None) -> Any:
