@@ -12,9 +12,11 @@ from hypothesis import strategies as st
 
 from beamclaw_core.loop.history import HistoryRepair, repair_history
 from beamclaw_core.messages import Message
+from beamclaw_core.providers.anthropic_fold import AnthropicRequests
 from beamclaw_core.providers.anthropic_wire import (
     anthropic_turn,
     anthropic_turn_memo,
+    system_blocks,
     to_anthropic_messages,
 )
 from beamclaw_core.providers.memo import MessageMemo
@@ -39,7 +41,10 @@ _calls = st.lists(
         ToolCall,
         id=_ids,
         name=st.sampled_from(["echo", "read"]),
-        args=st.dictionaries(st.sampled_from(["a", "b"]), st.integers(), max_size=2),
+        # (within 64 bits: the Anthropic wire sends arguments as JSON numbers, via orjson)
+        args=st.dictionaries(
+            st.sampled_from(["a", "b"]), st.integers(-(2**63), 2**63 - 1), max_size=2
+        ),
         raw_args=st.none() | st.just('{"a": '),
     ),
     max_size=3,
@@ -140,13 +145,15 @@ def test_the_shared_memos_count_what_they_derive() -> None:
 
 
 # A request: a system prompt in front (0: none; 1, 2: rebuilt variants of one or two
-# messages), then either part of one of three conversations (which, how many messages)
-# or any sequence of a few shared messages (so runs and requests share messages out of
+# messages), then either part of one of three conversations (which, from where, to
+# where: a trimmed front as a context window drops it) or any sequence of a few shared
+# messages (so runs and requests share messages out of
 # order, and an identity match can sit in a different stretch).
 _requests = st.lists(
     st.tuples(
         st.integers(0, 2),
-        st.tuples(st.integers(0, 2), st.integers(0, 14)) | st.lists(st.integers(0, 5), max_size=8),
+        st.tuples(st.integers(0, 2), st.integers(0, 3), st.integers(0, 14))
+        | st.lists(st.integers(0, 5), max_size=8),
     ),
     max_size=12,
 )
@@ -156,23 +163,34 @@ _heads = [[], [Message.system("soul")], [Message.system("soul"), Message.system(
 @settings(max_examples=200, deadline=None)
 @given(st.lists(_histories, min_size=4, max_size=4), _requests)
 def test_requests_continued_from_earlier_ones_equal_fresh_ones(
-    conversations: list[list[Message]], requests: list[tuple[int, tuple[int, int] | list[int]]]
+    conversations: list[list[Message]],
+    requests: list[tuple[int, tuple[int, int, int] | list[int]]],
 ) -> None:
     """Growing, shrinking, interleaved and shuffled requests with rebuilt heads, through
-    folds that keep few runs and scan little: always what encoding every message gives."""
+    folds that keep few runs and scan little: always what encoding every message gives
+    (the OpenAI array, the token total, the Anthropic turns and system blocks)."""
     arrays = JoinedEncodings(openai_message_memo, keep=2, scan=3)
     totals = TokenTotals(message_tokens_memo, keep=2, scan=3)
+    anthropic = AnthropicRequests(anthropic_turn_memo, keep=2, scan=3)
     shared = (conversations[3] + [Message.user(str(i)) for i in range(6)])[:6]
     for head, body in requests:
         system = [m.model_copy() for m in _heads[head]]  # rebuilt: new objects, same text
         if isinstance(body, tuple):
-            request = system + conversations[body[0]][: body[1]]
+            request = system + conversations[body[0]][body[1] : body[2]]
         else:
             request = system + [shared[i] for i in body]
         fresh = orjson.dumps({"messages": [to_openai_message(m) for m in request]})
         assert orjson.dumps({"messages": arrays.array(request)}) == fresh
         assert totals.total(request) == sum(count_message_tokens(m) for m in request)
         assert totals.total(tuple(request)) == sum(count_message_tokens(m) for m in request)
+        for cache in (True, False):
+            turns, blocks = anthropic.request(request, cache=cache)
+            assert orjson.dumps({"messages": turns, "system": blocks}) == orjson.dumps(
+                {
+                    "messages": to_anthropic_messages(request, turn_of=anthropic_turn),
+                    "system": system_blocks(request, cache=cache),
+                }
+            )
 
 
 def test_a_request_continuing_the_last_one_maps_only_its_head_and_new_messages() -> None:
@@ -185,3 +203,25 @@ def test_a_request_continuing_the_last_one_maps_only_its_head_and_new_messages()
     after = arrays.stats()
     assert (after.mapped - before.mapped, after.reused - before.reused) == (3, 100)
     assert after.runs == 1
+
+
+def test_an_anthropic_request_continuing_the_last_one_encodes_only_its_new_turns() -> None:
+    requests = AnthropicRequests(anthropic_turn_memo)
+    history = [m for i in range(50) for m in (Message.user(f"q {i}"), Message.assistant(f"a {i}"))]
+    requests.request([Message.system("prompt"), *history], cache=True)
+    before = requests.stats()
+    history += [Message.user("next")]
+    request = [Message.system("prompt, rebuilt"), Message.system("now"), *history]
+    turns, system = requests.request(request, cache=True)
+    after = requests.stats()
+    assert (after.mapped - before.mapped, after.reused - before.reused) == (3, 100)
+    assert orjson.loads(orjson.dumps(turns)) == to_anthropic_messages(request)
+    assert system == system_blocks(request, cache=True)
+
+
+def test_an_anthropic_request_whose_first_message_merged_into_a_dropped_one() -> None:
+    requests = AnthropicRequests(anthropic_turn_memo)
+    first, second, reply = Message.user("one"), Message.user("two"), Message.assistant("ok")
+    requests.request([first, second], cache=False)  # one turn: "two" merged into "one"
+    turns, _ = requests.request([second, reply], cache=False)  # continues from "two"
+    assert orjson.loads(orjson.dumps(turns)) == to_anthropic_messages([second, reply])

@@ -59,7 +59,10 @@ class FoldStats:
 
 
 @dataclass(eq=False, slots=True)
-class _Run:
+class Run:
+    """One request history remembered (a fold needing more per-run state subclasses
+    this and overrides :meth:`RequestFold._new_run`)."""
+
     messages: list[Message]
     """Append-only; ``messages[start:]`` is the part a next request may continue."""
     ends: list[int] = field(default_factory=list[int])
@@ -81,7 +84,7 @@ class RequestFold(ABC, Generic[T]):
         self._memo = memo
         self._keep = keep
         self._scan = scan
-        self._runs: dict[int, _Run] = {}
+        self._runs: dict[int, Run] = {}
         """``id`` of a run's last message -> run, least recently used first."""
         self._lock = threading.Lock()
         self._reused = 0
@@ -91,16 +94,19 @@ class RequestFold(ABC, Generic[T]):
         """Counters since creation (the seam tests count per-request work through)."""
         return FoldStats(self._reused, self._mapped, len(self._runs))
 
+    def _new_run(self) -> Run:
+        return Run([])
+
     @abstractmethod
-    def _grow(self, run: _Run, values: list[T]) -> None:
+    def _grow(self, run: Run, values: list[T]) -> None:
         """Append the cumulative forms of ``values`` (the run's new messages) to ``run``."""
 
-    def _fold(self, messages: list[Message]) -> tuple[list[T], _Run]:
+    def _fold(self, messages: list[Message]) -> tuple[list[T], Run]:
         """``(head values, run)``: the request is its head, then ``run.messages[run.start:]``
         (grown by the request's tail). Call with the lock held."""
         found = self._continued(messages)
         if found is None:
-            run, head, tail = _Run([]), [], messages
+            run, head, tail = self._new_run(), [], messages
         else:
             run, run.start, at = found
             del self._runs[id(run.messages[-1])]
@@ -114,7 +120,7 @@ class RequestFold(ABC, Generic[T]):
         self._remember(run)
         return self._memo.many(head) if head else [], run
 
-    def _continued(self, messages: list[Message]) -> tuple[_Run, int, int] | None:
+    def _continued(self, messages: list[Message]) -> tuple[Run, int, int] | None:
         """``(run, start, at)``: ``messages[at:at + n - start] == run.messages[start:]``
         (``n`` the run's length) for the run ending latest in ``messages``, or None."""
         runs, total = self._runs, len(messages)
@@ -133,7 +139,7 @@ class RequestFold(ABC, Generic[T]):
             return None
         return None
 
-    def _remember(self, run: _Run) -> None:
+    def _remember(self, run: Run) -> None:
         self._runs[id(run.messages[-1])] = run  # (a run is never empty)
         while len(self._runs) > self._keep:
             del self._runs[next(iter(self._runs))]
@@ -142,7 +148,7 @@ class RequestFold(ABC, Generic[T]):
 class TokenTotals(RequestFold[int]):
     """The total of a per-message token estimate over a request."""
 
-    def _grow(self, run: _Run, values: list[int]) -> None:
+    def _grow(self, run: Run, values: list[int]) -> None:
         ends = run.ends
         total = ends[-1] if ends else 0
         for value in values:
@@ -162,7 +168,7 @@ class TokenTotals(RequestFold[int]):
 class JoinedEncodings(RequestFold[bytes]):
     """A request's messages as one encoded JSON array, from per-message encodings."""
 
-    def _grow(self, run: _Run, values: list[bytes]) -> None:
+    def _grow(self, run: Run, values: list[bytes]) -> None:
         data, ends = run.data, run.ends
         for value in values:
             if ends:
