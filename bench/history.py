@@ -12,9 +12,9 @@ both timings. Turns start once the agent's workspace files are older than the pr
 file cache trusts (``RACY_WINDOW_NS``, 2 s): before that, every turn re-reads them in a
 worker thread, a start-up cost that would be charged to the early window only.
 
-A control runs interleaved with it: after each measured turn, a turn of a short session
-(a new one every ``CONTROL_TURNS`` turns, so at most ``2 * CONTROL_TURNS`` messages) and
-the direct replay of its body, timed the same way. It sees the same machine load and the
+A control runs interleaved with it: beside each measured turn (before it or after it, in
+turn), a turn of a short session (a new one every ``CONTROL_TURNS`` turns, so at most
+``2 * CONTROL_TURNS`` messages) and the direct replay of its body, timed the same way. It sees the same machine load and the
 same process state as the long session at the same moment, so the long session's added
 CPU time over the control's (``added_cpu_late_vs_control``) isolates what the history's
 length costs, which ``late_vs_early`` mixes with load changes over the run.
@@ -45,6 +45,7 @@ TURNS = 1_000
 EARLY = (20, 120)
 """Turn numbers (1-based, inclusive) of the early window."""
 LATE = (TURNS - 100, TURNS)
+SESSION = "bench-history"
 CONTROL_TURNS = 50
 """Turns per control session (then the control starts a new one)."""
 
@@ -72,28 +73,32 @@ async def _measure(fake_url: str, last_request: Callable[[], bytes]) -> dict[str
     async with live_gateway(None, bench_config(fake_url)) as gw, _client() as client:
         gw_url = f"{gw.base_url}/v1/chat/completions"
         core = gw.runtime.core
-        await _post(client, gw_url, GW_BODY, "bench-history-warm-up")  # writes the workspace
-        await asyncio.sleep(RACY_WINDOW_NS / 1e9 + 0.2)
-        session = "bench-history"
-        for turn in range(TURNS):
+
+        async def turn_and_replay(session: str) -> tuple[float, float, float, float, int]:
+            """Wall and CPU time of a turn, then of the direct replay of its body."""
             cpu = time.process_time()
-            via.append(await _post(client, gw_url, GW_BODY, session))
-            via_cpu.append(time.process_time() - cpu)
+            wall = await _post(client, gw_url, GW_BODY, session)
+            turn_cpu = time.process_time() - cpu
             await core.flush_indexing()
             body = await asyncio.to_thread(last_request)
-            size = len(body)
             cpu = time.process_time()
-            direct.append(await _replay(client, direct_url, body))
-            direct_cpu.append(time.process_time() - cpu)
+            replay = await _replay(client, direct_url, body)
+            return wall, turn_cpu, replay, time.process_time() - cpu, len(body)
+
+        await _post(client, gw_url, GW_BODY, "bench-history-warm-up")  # writes the workspace
+        await asyncio.sleep(RACY_WINDOW_NS / 1e9 + 0.2)
+        for turn in range(TURNS):
             control = f"bench-history-control-{turn // CONTROL_TURNS}"
-            cpu = time.process_time()
-            await _post(client, gw_url, GW_BODY, control)
-            control_turn = time.process_time() - cpu
-            await core.flush_indexing()
-            control_body = await asyncio.to_thread(last_request)
-            cpu = time.process_time()
-            await _replay(client, direct_url, control_body)
-            control_cpu.append(control_turn - (time.process_time() - cpu))
+            # alternate which goes first, so neither always follows the other's replay
+            order = (SESSION, control) if turn % 2 == 0 else (control, SESSION)
+            timed = {session: await turn_and_replay(session) for session in order}
+            wall, cpu, replay, replay_cpu, size = timed[SESSION]
+            _, c_cpu, _, c_replay_cpu, _ = timed[control]
+            via.append(wall)
+            via_cpu.append(cpu)
+            direct.append(replay)
+            direct_cpu.append(replay_cpu)
+            control_cpu.append(c_cpu - c_replay_cpu)
 
     def p50(values: list[float], window: tuple[int, int]) -> float:
         return statistics.median(values[window[0] - 1 : window[1]]) * 1000
