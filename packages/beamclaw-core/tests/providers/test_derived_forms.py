@@ -7,6 +7,7 @@ import gc
 import json
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -225,3 +226,21 @@ def test_an_anthropic_request_whose_first_message_merged_into_a_dropped_one() ->
     requests.request([first, second], cache=False)  # one turn: "two" merged into "one"
     turns, _ = requests.request([second, reply], cache=False)  # continues from "two"
     assert orjson.loads(orjson.dumps(turns)) == to_anthropic_messages([second, reply])
+
+
+def test_a_run_whose_growth_failed_is_dropped_not_reused_half_grown() -> None:
+    def encode(message: Message) -> bytes:
+        if message.text == "boom":
+            raise ValueError("cannot encode")
+        return orjson.dumps(to_openai_message(message))
+
+    arrays = JoinedEncodings(MessageMemo(encode))
+    history = [Message.user("a"), Message.assistant("b")]
+    arrays.array(history)
+    failing = [*history, Message.user("ok"), Message.user("boom")]
+    with pytest.raises(ValueError, match="cannot encode"):
+        arrays.array(failing)
+    assert arrays.stats().runs == 0
+    request = [*history, Message.user("c")]
+    expected = orjson.dumps([to_openai_message(m) for m in request])
+    assert orjson.dumps(arrays.array(request)) == expected

@@ -22,8 +22,10 @@ Invariants:
   reused that the comparison did not prove.
 * Per request, Python-level work is O(head + tail); the stretch costs C-level pointer
   comparisons and one copy of its bytes, never a step per message.
-* A run grows only by tails (a request's head never joins it). At most ``keep`` runs are
-  kept, the least recently used dropped first; a run holds its messages alive until then.
+* A run starts as a whole request, then grows only by tails (a later request's head
+  never joins it). At most ``keep`` runs are kept, the least recently used dropped
+  first; a run holds its messages alive until then. A run is put back only once it has
+  grown: a derivation that raises leaves it dropped, never half-grown.
 * Thread-safe: a lock guards the runs (uncontended on an event loop's thread).
 """
 
