@@ -33,8 +33,11 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate, islice, repeat
+from operator import add
 from typing import Generic, TypeVar
 
 import orjson
@@ -44,8 +47,9 @@ from beamclaw_core.providers.memo import MessageMemo
 
 T = TypeVar("T")
 
-KEEP = 8
-"""Runs remembered: conversations whose requests interleave without recomputing."""
+KEEP = 32
+"""Runs remembered: conversations whose requests interleave without recomputing (a
+request continuing none costs what computing it whole did, plus building its run)."""
 SCAN = 256
 """The most new messages after, or rebuilt messages in front of, a continued run."""
 
@@ -67,7 +71,7 @@ class Run:
 
     messages: list[Message]
     """Append-only; ``messages[start:]`` is the part a next request may continue."""
-    ends: list[int] = field(default_factory=list[int])
+    ends: array[int] = field(default_factory=lambda: array("q"))
     """``ends[i]``: the cumulative form after ``messages[i]`` (a total, or an offset)."""
     start: int = 0
     data: bytearray = field(default_factory=bytearray)
@@ -152,10 +156,7 @@ class TokenTotals(RequestFold[int]):
 
     def _grow(self, run: Run, values: list[int]) -> None:
         ends = run.ends
-        total = ends[-1] if ends else 0
-        for value in values:
-            total += value
-            ends.append(total)
+        ends.extend(islice(accumulate(values, initial=ends[-1] if ends else 0), 1, None))
 
     def total(self, messages: Sequence[Message]) -> int:
         """``sum(memo(m) for m in messages)``."""
@@ -172,11 +173,14 @@ class JoinedEncodings(RequestFold[bytes]):
 
     def _grow(self, run: Run, values: list[bytes]) -> None:
         data, ends = run.data, run.ends
-        for value in values:
-            if ends:
-                data += b","
-            data += value
-            ends.append(len(data))
+        if not values:
+            return
+        if ends:
+            data += b","
+        # value k ends at (where the first starts) - 1 + the sum of (length + 1) up to k
+        sizes = map(add, map(len, values), repeat(1))
+        ends.extend(islice(accumulate(sizes, initial=len(data) - 1), 1, None))
+        data += b",".join(values)
 
     def array(self, messages: Sequence[Message]) -> orjson.Fragment:
         """``b"[" + b",".join(memo(m) for m in messages) + b"]"``, as a fragment
