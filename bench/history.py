@@ -8,13 +8,23 @@ exact body that turn sent upstream is replayed directly to the fake server (the
 baseline, in the same run, the same bytes): ``added`` is gateway turn minus direct
 replay, i.e. what BeamClaw itself costs on top of the upstream request at that length.
 Background work a turn leaves (transcript indexing) is flushed between the two, outside
-both timings.
+both timings. Turns start once the agent's workspace files are older than the prompt's
+file cache trusts (``RACY_WINDOW_NS``, 2 s): before that, every turn re-reads them in a
+worker thread, a start-up cost that would be charged to the early window only.
+
+A control runs interleaved with it: beside each measured turn (before it or after it, in
+turn), a turn of a short session (a new one every ``CONTROL_TURNS`` turns, so at most
+``2 * CONTROL_TURNS`` messages) and the direct replay of its body, timed the same way. It sees the same machine load and the
+same process state as the long session at the same moment, so the long session's added
+CPU time over the control's (``added_cpu_late_vs_control``) isolates what the history's
+length costs, which ``late_vs_early`` mixes with load changes over the run.
 
 Reported: ``added_p50_early_ms`` (turns 20-120), ``added_p50_late_ms`` (turns
 ``TURNS``-100..``TURNS``), ``late_vs_early`` (their ratio; the goal is <= 1.2), the same
 for the gateway turn and the direct replay alone, the same comparison in this process's
 CPU time (``added_cpu_*``: steadier than wall-clock time when other work shares the
-cores), and the upstream body size at the end.
+cores), the control's added CPU time in both windows and the late ratio against it, and
+the upstream body size at the end.
 Opt-in (``python -m bench history``): it drives 1,000 turns.
 """
 
@@ -35,6 +45,9 @@ TURNS = 1_000
 EARLY = (20, 120)
 """Turn numbers (1-based, inclusive) of the early window."""
 LATE = (TURNS - 100, TURNS)
+SESSION = "bench-history"
+CONTROL_TURNS = 50
+"""Turns per control session (then the control starts a new one)."""
 
 
 async def _replay(client: Any, url: str, body: bytes) -> float:
@@ -47,6 +60,7 @@ async def _replay(client: Any, url: str, body: bytes) -> float:
 
 
 async def _measure(fake_url: str, last_request: Callable[[], bytes]) -> dict[str, Any]:
+    from beamclaw_core.workspace.file_cache import RACY_WINDOW_NS
     from beamclaw_gateway.testing import live_gateway
 
     direct_url = f"{fake_url}/chat/completions"
@@ -54,21 +68,37 @@ async def _measure(fake_url: str, last_request: Callable[[], bytes]) -> dict[str
     direct: list[float] = []
     via_cpu: list[float] = []
     direct_cpu: list[float] = []
+    control_cpu: list[float] = []
     size = 0
     async with live_gateway(None, bench_config(fake_url)) as gw, _client() as client:
         gw_url = f"{gw.base_url}/v1/chat/completions"
         core = gw.runtime.core
-        session = "bench-history"
-        for _ in range(TURNS):
+
+        async def turn_and_replay(session: str) -> tuple[float, float, float, float, int]:
+            """Wall and CPU time of a turn, then of the direct replay of its body."""
             cpu = time.process_time()
-            via.append(await _post(client, gw_url, GW_BODY, session))
-            via_cpu.append(time.process_time() - cpu)
+            wall = await _post(client, gw_url, GW_BODY, session)
+            turn_cpu = time.process_time() - cpu
             await core.flush_indexing()
             body = await asyncio.to_thread(last_request)
-            size = len(body)
             cpu = time.process_time()
-            direct.append(await _replay(client, direct_url, body))
-            direct_cpu.append(time.process_time() - cpu)
+            replay = await _replay(client, direct_url, body)
+            return wall, turn_cpu, replay, time.process_time() - cpu, len(body)
+
+        await _post(client, gw_url, GW_BODY, "bench-history-warm-up")  # writes the workspace
+        await asyncio.sleep(RACY_WINDOW_NS / 1e9 + 0.2)
+        for turn in range(TURNS):
+            control = f"bench-history-control-{turn // CONTROL_TURNS}"
+            # alternate which goes first, so neither always follows the other's replay
+            order = (SESSION, control) if turn % 2 == 0 else (control, SESSION)
+            timed = {session: await turn_and_replay(session) for session in order}
+            wall, cpu, replay, replay_cpu, size = timed[SESSION]
+            _, c_cpu, _, c_replay_cpu, _ = timed[control]
+            via.append(wall)
+            via_cpu.append(cpu)
+            direct.append(replay)
+            direct_cpu.append(replay_cpu)
+            control_cpu.append(c_cpu - c_replay_cpu)
 
     def p50(values: list[float], window: tuple[int, int]) -> float:
         return statistics.median(values[window[0] - 1 : window[1]]) * 1000
@@ -77,6 +107,7 @@ async def _measure(fake_url: str, last_request: Callable[[], bytes]) -> dict[str
     early, late = p50(added, EARLY), p50(added, LATE)
     added_cpu = [v - d for v, d in zip(via_cpu, direct_cpu, strict=True)]
     cpu_early, cpu_late = p50(added_cpu, EARLY), p50(added_cpu, LATE)
+    control_early, control_late = p50(control_cpu, EARLY), p50(control_cpu, LATE)
     return {
         "turns": TURNS,
         "added_p50_early_ms": round(early, 3),
@@ -85,6 +116,11 @@ async def _measure(fake_url: str, last_request: Callable[[], bytes]) -> dict[str
         "added_cpu_p50_early_ms": round(cpu_early, 3),
         "added_cpu_p50_late_ms": round(cpu_late, 3),
         "cpu_late_vs_early": round(cpu_late / cpu_early, 2) if cpu_early > 0 else float("nan"),
+        "control_added_cpu_p50_early_ms": round(control_early, 3),
+        "control_added_cpu_p50_late_ms": round(control_late, 3),
+        "added_cpu_late_vs_control": (
+            round(cpu_late / control_late, 2) if control_late > 0 else float("nan")
+        ),
         "gateway_p50_early_ms": round(p50(via, EARLY), 3),
         "gateway_p50_late_ms": round(p50(via, LATE), 3),
         "direct_p50_early_ms": round(p50(direct, EARLY), 3),

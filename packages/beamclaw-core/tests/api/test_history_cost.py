@@ -1,5 +1,8 @@
 """A turn late in a long session derives wire forms and token estimates only for the
-messages that are new to it, not for the whole history (issue 18, flat per-turn cost).
+messages that are new to it, not for the whole history (issue 18, flat per-turn cost),
+and does not even visit the forms of the messages its previous request sent: the
+request's encoded ``messages`` array and its token total continue the previous ones
+(:class:`~beamclaw_core.providers.request_fold.RequestFold`).
 
 Counted through the memos' statistics, not timed: a turn at message ~1,000 over real
 HTTP to the fake OpenAI server, with the history seeded through the store.
@@ -14,8 +17,8 @@ from beamclaw_core.api import Core
 from beamclaw_core.loop.states import Idle
 from beamclaw_core.messages import Message
 from beamclaw_core.providers import ProviderSettings, build_provider
-from beamclaw_core.providers.openai_wire import openai_message_memo
-from beamclaw_core.providers.tokens import message_tokens_memo
+from beamclaw_core.providers.openai_wire import openai_message_memo, openai_messages
+from beamclaw_core.providers.tokens import message_tokens_memo, prompt_token_totals
 from beamclaw_core.sessions import SessionAddress
 from beamclaw_core.store import ConversationStore
 from beamclaw_core.testing import FakeOpenAIServer, FakeReply
@@ -40,13 +43,22 @@ def _history(n: int) -> list[Message]:
     return out
 
 
-def _derived() -> tuple[int, int]:
-    return message_tokens_memo.stats().derived, openai_message_memo.stats().derived
+def _counts() -> tuple[int, int, int, int]:
+    """Per-message forms derived (token estimates, wire forms), then messages a request's
+    token total and ``messages`` array went through one by one (heads and tails)."""
+    tokens, wire = prompt_token_totals.stats(), openai_messages.stats()
+    return (
+        message_tokens_memo.stats().derived,
+        openai_message_memo.stats().derived,
+        tokens.mapped,
+        wire.mapped,
+    )
 
 
-async def test_a_turn_at_message_1000_derives_only_its_new_messages(
+async def _late_turn(
     make_core: Callable[..., Any], db_url: str
-) -> None:
+) -> tuple[tuple[int, int, int, int], list[Any]]:
+    """The change in :func:`_counts` over a turn at message ~1,000, and what was sent."""
     providers: list[Any] = []
     async with FakeOpenAIServer([FakeReply("ok")], repeat_last=True) as server:
 
@@ -66,16 +78,27 @@ async def test_a_turn_at_message_1000_derives_only_its_new_messages(
         second = core()
         await second.start(maintenance=False)
         assert await (await second.send(ADDR, "warm up")).text() == "ok"  # loads the view
-        before = _derived()
+        before = _counts()
         assert await (await second.send(ADDR, "late turn")).text() == "ok"
-        tokens, wire = (after - b for after, b in zip(_derived(), before, strict=True))
+        counts = tuple(after - b for after, b in zip(_counts(), before, strict=True))
         await second.stop()
         for provider in providers:
             await provider.close()
-
     sent = server.bodies[-1]["messages"]
     assert len(sent) > SEEDED
-    # the new user message and the reply, plus the system prompt when it is rebuilt:
-    # a handful, however long the history is
+    return (counts[0], counts[1], counts[2], counts[3]), sent
+
+
+async def test_a_turn_at_message_1000_works_only_on_its_head_and_new_messages(
+    make_core: Callable[..., Any], db_url: str
+) -> None:
+    (tokens, wire, totalled, encoded), sent = await _late_turn(make_core, db_url)
+    # derived: the new user message and the reply, plus the system prompt when it is
+    # rebuilt -- a handful, however long the history is
     assert tokens <= 6, tokens
     assert wire <= 6, wire
+    # visited one by one: the system prompt (rebuilt in front of the history) and the
+    # messages new since the last request; the token total is taken once or twice a turn
+    system = sum(1 for m in sent if m["role"] == "system")
+    assert encoded <= system + 4, (encoded, system)
+    assert totalled <= 2 * (system + 4), (totalled, system)

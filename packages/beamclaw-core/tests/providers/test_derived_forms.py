@@ -7,18 +7,26 @@ import gc
 import json
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from beamclaw_core.loop.history import HistoryRepair, repair_history
 from beamclaw_core.messages import Message
+from beamclaw_core.providers.anthropic_fold import AnthropicRequests
 from beamclaw_core.providers.anthropic_wire import (
     anthropic_turn,
     anthropic_turn_memo,
+    system_blocks,
     to_anthropic_messages,
 )
 from beamclaw_core.providers.memo import MessageMemo
-from beamclaw_core.providers.openai_wire import openai_message_memo, to_openai_message
+from beamclaw_core.providers.openai_wire import (
+    openai_message_memo,
+    openai_messages,
+    to_openai_message,
+)
+from beamclaw_core.providers.request_fold import JoinedEncodings, TokenTotals
 from beamclaw_core.providers.tokens import (
     count_message_tokens,
     estimate_message_tokens,
@@ -34,7 +42,10 @@ _calls = st.lists(
         ToolCall,
         id=_ids,
         name=st.sampled_from(["echo", "read"]),
-        args=st.dictionaries(st.sampled_from(["a", "b"]), st.integers(), max_size=2),
+        # (within 64 bits: the Anthropic wire sends arguments as JSON numbers, via orjson)
+        args=st.dictionaries(
+            st.sampled_from(["a", "b"]), st.integers(-(2**63), 2**63 - 1), max_size=2
+        ),
         raw_args=st.none() | st.just('{"a": '),
     ),
     max_size=3,
@@ -70,11 +81,12 @@ def _dumps(value: object) -> str:
 def test_memoised_forms_equal_fresh_ones_byte_for_byte(history: list[Message]) -> None:
     fresh = orjson.dumps({"messages": [to_openai_message(m) for m in history]})
     for _ in range(2):  # the second pass is served from the memos
-        assert orjson.dumps({"messages": [openai_message_memo(m) for m in history]}) == fresh
+        assert b"[" + b",".join(openai_message_memo(m) for m in history) + b"]" == fresh[12:-1]
+        assert orjson.dumps({"messages": openai_messages.array(history)}) == fresh
         for cut in (len(history) // 2, len(history), 0):  # extending, then not
-            assert orjson.dumps(openai_message_memo.many(history[:cut])) == orjson.dumps(
-                [to_openai_message(m) for m in history[:cut]]
-            )
+            assert openai_message_memo.many(history[:cut]) == [
+                orjson.dumps(to_openai_message(m)) for m in history[:cut]
+            ]
         assert _dumps(to_anthropic_messages(history)) == _dumps(
             to_anthropic_messages(history, turn_of=anthropic_turn)
         )
@@ -131,3 +143,104 @@ def test_the_shared_memos_count_what_they_derive() -> None:
     openai_message_memo(m)
     after = (message_tokens_memo.stats().derived, openai_message_memo.stats().derived)
     assert after == (before[0] + 1, before[1] + 1)
+
+
+# A request: a system prompt in front (0: none; 1, 2: rebuilt variants of one or two
+# messages), then either part of one of three conversations (which, from where, to
+# where: a trimmed front as a context window drops it) or any sequence of a few shared
+# messages (so runs and requests share messages out of
+# order, and an identity match can sit in a different stretch).
+_requests = st.lists(
+    st.tuples(
+        st.integers(0, 2),
+        st.tuples(st.integers(0, 2), st.integers(0, 3), st.integers(0, 14))
+        | st.lists(st.integers(0, 5), max_size=8),
+    ),
+    max_size=12,
+)
+_heads = [[], [Message.system("soul")], [Message.system("soul"), Message.system("now")]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_histories, min_size=4, max_size=4), _requests)
+def test_requests_continued_from_earlier_ones_equal_fresh_ones(
+    conversations: list[list[Message]],
+    requests: list[tuple[int, tuple[int, int, int] | list[int]]],
+) -> None:
+    """Growing, shrinking, interleaved and shuffled requests with rebuilt heads, through
+    folds that keep few runs and scan little: always what encoding every message gives
+    (the OpenAI array, the token total, the Anthropic turns and system blocks)."""
+    arrays = JoinedEncodings(openai_message_memo, keep=2, scan=3)
+    totals = TokenTotals(message_tokens_memo, keep=2, scan=3)
+    anthropic = AnthropicRequests(anthropic_turn_memo, keep=2, scan=3)
+    shared = (conversations[3] + [Message.user(str(i)) for i in range(6)])[:6]
+    for head, body in requests:
+        system = [m.model_copy() for m in _heads[head]]  # rebuilt: new objects, same text
+        if isinstance(body, tuple):
+            request = system + conversations[body[0]][body[1] : body[2]]
+        else:
+            request = system + [shared[i] for i in body]
+        fresh = orjson.dumps({"messages": [to_openai_message(m) for m in request]})
+        assert orjson.dumps({"messages": arrays.array(request)}) == fresh
+        assert totals.total(request) == sum(count_message_tokens(m) for m in request)
+        assert totals.total(tuple(request)) == sum(count_message_tokens(m) for m in request)
+        for cache in (True, False):
+            turns, blocks = anthropic.request(request, cache=cache)
+            assert orjson.dumps({"messages": turns, "system": blocks}) == orjson.dumps(
+                {
+                    "messages": to_anthropic_messages(request, turn_of=anthropic_turn),
+                    "system": system_blocks(request, cache=cache),
+                }
+            )
+
+
+def test_a_request_continuing_the_last_one_maps_only_its_head_and_new_messages() -> None:
+    arrays = JoinedEncodings(openai_message_memo)
+    history = [Message.user(f"question {i}") for i in range(100)]
+    arrays.array([Message.system("prompt"), Message.system("now"), *history])
+    before = arrays.stats()
+    history += [Message.assistant("answer"), Message.user("next")]
+    arrays.array([Message.system("prompt, rebuilt"), *history])
+    after = arrays.stats()
+    assert (after.mapped - before.mapped, after.reused - before.reused) == (3, 100)
+    assert after.runs == 1
+
+
+def test_an_anthropic_request_continuing_the_last_one_encodes_only_its_new_turns() -> None:
+    requests = AnthropicRequests(anthropic_turn_memo)
+    history = [m for i in range(50) for m in (Message.user(f"q {i}"), Message.assistant(f"a {i}"))]
+    requests.request([Message.system("prompt"), *history], cache=True)
+    before = requests.stats()
+    history += [Message.user("next")]
+    request = [Message.system("prompt, rebuilt"), Message.system("now"), *history]
+    turns, system = requests.request(request, cache=True)
+    after = requests.stats()
+    assert (after.mapped - before.mapped, after.reused - before.reused) == (3, 100)
+    assert orjson.loads(orjson.dumps(turns)) == to_anthropic_messages(request)
+    assert system == system_blocks(request, cache=True)
+
+
+def test_an_anthropic_request_whose_first_message_merged_into_a_dropped_one() -> None:
+    requests = AnthropicRequests(anthropic_turn_memo)
+    first, second, reply = Message.user("one"), Message.user("two"), Message.assistant("ok")
+    requests.request([first, second], cache=False)  # one turn: "two" merged into "one"
+    turns, _ = requests.request([second, reply], cache=False)  # continues from "two"
+    assert orjson.loads(orjson.dumps(turns)) == to_anthropic_messages([second, reply])
+
+
+def test_a_run_whose_growth_failed_is_dropped_not_reused_half_grown() -> None:
+    def encode(message: Message) -> bytes:
+        if message.text == "boom":
+            raise ValueError("cannot encode")
+        return orjson.dumps(to_openai_message(message))
+
+    arrays = JoinedEncodings(MessageMemo(encode))
+    history = [Message.user("a"), Message.assistant("b")]
+    arrays.array(history)
+    failing = [*history, Message.user("ok"), Message.user("boom")]
+    with pytest.raises(ValueError, match="cannot encode"):
+        arrays.array(failing)
+    assert arrays.stats().runs == 0
+    request = [*history, Message.user("c")]
+    expected = orjson.dumps([to_openai_message(m) for m in request])
+    assert orjson.dumps(arrays.array(request)) == expected

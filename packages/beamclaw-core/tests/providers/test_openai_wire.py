@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import orjson
+
 from beamclaw_core.messages import Message
 from beamclaw_core.providers import (
     CompletionOptions,
@@ -14,7 +16,12 @@ from beamclaw_core.providers import (
     build_provider,
     collect,
 )
-from beamclaw_core.providers.openai_wire import OpenAIStreamDecoder, to_openai_message
+from beamclaw_core.providers.openai_wire import (
+    OpenAIStreamDecoder,
+    encoded_openai_tools,
+    to_openai_message,
+    to_openai_tool,
+)
 from beamclaw_core.testing import FakeOpenAIServer, FakeReply, FakeToolCall
 from beamclaw_tools import ToolCall, ToolDef
 
@@ -136,3 +143,18 @@ def test_openrouter_reported_cost_is_kept_when_unpriced() -> None:
     assert usage is not None
     assert usage.cost_usd == 0.0042
     assert usage.total_tokens == 4
+
+
+def test_a_tools_array_is_encoded_once_per_list_of_definitions() -> None:
+    tools = [
+        ToolDef(name="read", description="Read a file.", parameters={"type": "object"}),
+        ToolDef(name="echo", description="Echo \u00e9", parameters={"required": ["text"]}),
+    ]
+    fresh = orjson.dumps({"tools": [to_openai_tool(t) for t in tools]})
+    first = encoded_openai_tools(tools)
+    assert orjson.dumps({"tools": first}) == fresh
+    assert encoded_openai_tools(tuple(tools)) is first  # another list, the same objects
+    equal = [t.model_copy() for t in tools]  # equal definitions, other objects
+    assert encoded_openai_tools(equal) is not first
+    assert orjson.dumps({"tools": encoded_openai_tools(equal)}) == fresh
+    assert orjson.dumps(encoded_openai_tools([])) == b"[]"

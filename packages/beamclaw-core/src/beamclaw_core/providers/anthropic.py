@@ -13,11 +13,10 @@ from typing import Any
 
 from beamclaw_core.messages import Message
 from beamclaw_core.parsing import make_id_factory
+from beamclaw_core.providers.anthropic_fold import anthropic_requests
 from beamclaw_core.providers.anthropic_wire import (
     AnthropicStreamDecoder,
     parse_anthropic_completion,
-    system_blocks,
-    to_anthropic_messages,
     to_anthropic_tools,
     tool_choice,
 )
@@ -52,13 +51,13 @@ class AnthropicProvider(HttpProvider):
             or self.settings.max_output_tokens
             or min(DEFAULT_MAX_TOKENS, family_max)
         )
+        array, system = anthropic_requests.request(messages, cache=cache)
         body: dict[str, Any] = {
             "model": model,
             "max_tokens": max_tokens,
-            "messages": to_anthropic_messages(messages),
+            "messages": array,
             "stream": stream,
         }
-        system = system_blocks(messages, cache=cache)
         if system:
             body["system"] = system
         if options.tools:

@@ -17,9 +17,9 @@ from beamclaw_core.providers.base import Completion, CompletionOptions
 from beamclaw_core.providers.http_provider import HttpProvider, StreamDecoder
 from beamclaw_core.providers.openai_wire import (
     OpenAIStreamDecoder,
-    openai_message_memo,
+    encoded_openai_tools,
+    openai_messages,
     parse_openai_completion,
-    to_openai_tool,
     tool_choice,
 )
 
@@ -49,13 +49,13 @@ class OpenAIProvider(HttpProvider):
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": model,
-            "messages": openai_message_memo.many(messages),
+            "messages": openai_messages.array(messages),
             "stream": stream,
         }
         if stream and self.settings.include_stream_usage:
             body["stream_options"] = {"include_usage": True}
         if options.tools:
-            body["tools"] = [to_openai_tool(t) for t in options.tools]
+            body["tools"] = encoded_openai_tools(options.tools)
             if options.tool_choice is not None:
                 body["tool_choice"] = tool_choice(options.tool_choice)
         if options.temperature is not None:

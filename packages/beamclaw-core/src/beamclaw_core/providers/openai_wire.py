@@ -15,6 +15,7 @@ details). Streams: ``choices[0].delta`` fragments; tool-call fragments carry an 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -37,6 +38,7 @@ from beamclaw_core.providers.classify import (
     stream_json_object,
 )
 from beamclaw_core.providers.memo import MessageMemo
+from beamclaw_core.providers.request_fold import JoinedEncodings
 from beamclaw_core.providers.sse import ServerSentEvent
 from beamclaw_tools import ImagePart, TextPart, ToolCall, ToolDef
 
@@ -89,15 +91,20 @@ def to_openai_message(message: Message) -> dict[str, Any]:
     return {"role": role.value, "content": parts}
 
 
-def encoded_openai_message(message: Message) -> orjson.Fragment:
-    """:func:`to_openai_message`, already encoded: ``orjson.dumps`` of a request
-    embeds it verbatim, byte for byte what encoding the dict there would give."""
-    return orjson.Fragment(orjson.dumps(to_openai_message(message)))
+def encoded_openai_message(message: Message) -> bytes:
+    """:func:`to_openai_message`, encoded (``orjson.dumps``)."""
+    return orjson.dumps(to_openai_message(message))
 
 
 openai_message_memo = MessageMemo(encoded_openai_message)
 """:func:`encoded_openai_message` of each message, derived once: a request about a long
 history neither rebuilds nor re-encodes the messages it sent before."""
+
+openai_messages = JoinedEncodings(openai_message_memo)
+"""A request's ``messages`` array, already encoded (:meth:`JoinedEncodings.array`):
+``orjson.dumps`` of the body embeds it verbatim, byte for byte what encoding the dicts
+there would give, and a request continuing an earlier one copies that one's bytes
+instead of joining a piece per message."""
 
 
 def to_openai_tool(tool: ToolDef) -> dict[str, Any]:
@@ -109,6 +116,30 @@ def to_openai_tool(tool: ToolDef) -> dict[str, Any]:
             "parameters": tool.parameters,
         },
     }
+
+
+_TOOL_ARRAYS = 64
+"""Encoded ``tools`` arrays kept (one per policy's list of definitions, in practice)."""
+_tool_arrays: dict[tuple[int, ...], tuple[tuple[ToolDef, ...], orjson.Fragment]] = {}
+
+
+def encoded_openai_tools(tools: Sequence[ToolDef]) -> orjson.Fragment:
+    """``[to_openai_tool(t) for t in tools]``, encoded once per list of definitions.
+
+    Keyed by the definitions' identities: they are frozen, and a registry hands out the
+    same objects until its tools change (``estimate_tool_tokens`` assumes the same); an
+    entry holds its definitions, so their ids stay theirs. The same bytes as encoding
+    the dicts, without building and encoding seventeen schemas per request.
+    """
+    key = tuple(map(id, tools))
+    cached = _tool_arrays.get(key)
+    if cached is None:
+        held = tuple(tools)
+        cached = (held, orjson.Fragment(orjson.dumps([to_openai_tool(t) for t in held])))
+        if len(_tool_arrays) >= _TOOL_ARRAYS:
+            _tool_arrays.clear()
+        _tool_arrays[key] = cached
+    return cached[1]
 
 
 def tool_choice(choice: str | None) -> Any:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from beamclaw_core.messages import Message, Usage
 from beamclaw_core.providers.memo import MessageMemo
+from beamclaw_core.providers.request_fold import TokenTotals
 from beamclaw_tools import ToolDef
 
 CHARS_PER_TOKEN = 4.0
@@ -45,6 +46,9 @@ def count_message_tokens(message: Message) -> int:
 message_tokens_memo = MessageMemo(count_message_tokens)
 """:func:`count_message_tokens` of each message, derived once."""
 
+prompt_token_totals = TokenTotals(message_tokens_memo)
+"""The estimate of a whole request's messages, continued from the request before it."""
+
 
 def estimate_message_tokens(message: Message) -> int:
     """Tokens one message costs in a prompt, tool calls and images included; computed
@@ -75,7 +79,7 @@ def estimate_tool_tokens(tool: ToolDef) -> int:
 
 def estimate_prompt_tokens(messages: Sequence[Message], tools: Sequence[ToolDef] = ()) -> int:
     """Tokens of a whole request: every message plus every tool definition."""
-    total = sum(message_tokens_memo.many(messages))
+    total = prompt_token_totals.total(messages)
     return total + sum(estimate_tool_tokens(tool) for tool in tools)
 
 
