@@ -8,8 +8,13 @@ Usage: python scripts/gen_config_docs.py [--check]
 
 from __future__ import annotations
 
+import ast
+import inspect
 import json
 import sys
+import textwrap
+from functools import cache
+from itertools import pairwise
 from pathlib import Path
 from types import UnionType
 from typing import Any, Union, get_args, get_origin
@@ -66,6 +71,30 @@ def _default(field: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+@cache
+def _attribute_docs(model: type[BaseModel]) -> dict[str, str]:
+    """The docstring under each attribute of ``model`` and its bases (nearest class wins)."""
+    docs: dict[str, str] = {}
+    for cls in reversed(model.__mro__):
+        if not issubclass(cls, BaseModel) or cls is BaseModel:
+            continue
+        try:
+            source = textwrap.dedent(inspect.getsource(cls))
+        except (OSError, TypeError):
+            continue
+        body = next(n for n in ast.parse(source).body if isinstance(n, ast.ClassDef)).body
+        for stmt, after in pairwise(body):
+            if (
+                isinstance(stmt, ast.AnnAssign)
+                and isinstance(stmt.target, ast.Name)
+                and isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)
+            ):
+                docs[stmt.target.id] = inspect.cleandoc(after.value.value)
+    return docs
+
+
 def rows(model: type[BaseModel], prefix: str = "") -> list[str]:
     out: list[str] = []
     for name, field in model.model_fields.items():
@@ -75,7 +104,11 @@ def rows(model: type[BaseModel], prefix: str = "") -> list[str]:
             out += rows(sub, f"{key}.")
             continue
         env = "BEAMCLAW_" + key.upper().replace(".", "__")
-        desc = (field.description or "").replace("\n", " ").replace("|", "\\|")
+        desc = (
+            (field.description or _attribute_docs(model).get(name, ""))
+            .replace("\n", " ")
+            .replace("|", "\\|")
+        )
         type_name = _type_name(field.annotation).replace("|", "\\|")
         out.append(f"| `{key}` | {type_name} | `{_default(field)}` | `{env}` | {desc} |")
         origin, args = get_origin(field.annotation), get_args(field.annotation)

@@ -76,13 +76,12 @@ def test_non_serving_commands_stay_light(argv: list[str] | None, beamclaw_home: 
 
 @pytest.mark.parametrize(
     "argv",
-    [None, ["--help"], ["version"], ["agent", "list"], ["config", "show"]],
+    [None, ["--help"], ["version"], ["status"], ["agent", "list"], ["config", "show"]],
     ids=lambda a: "import" if a is None else " ".join(a),
 )
-def test_commands_that_talk_to_no_gateway_skip_the_http_client(
-    argv: list[str] | None, beamclaw_home: Path
-) -> None:
-    """httpx (and the rich console its CLI helper drags in) is for ``status``, ``mcp`` …"""
+def test_light_commands_skip_the_http_client(argv: list[str] | None, beamclaw_home: Path) -> None:
+    """httpx (and the rich console its CLI helper drags in) is for commands that call the
+    gateway's API; ``status`` asks ``/health`` through the standard library."""
     assert loaded_heavy(argv, beamclaw_home, ("httpx", "rich")) == []
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from beamclaw_cli.errors import BeamclawCliError
+from beamclaw_cli.errors import BeamclawCliError, GatewayUnreachableError
 
 LOCK_NAME = "beamclaw.lock"
 PID_NAME = "beamclaw.pid"
@@ -104,11 +104,27 @@ class Endpoint:
 
 
 def fetch_json(endpoint: Endpoint, path: str, timeout: float = 2.0) -> tuple[int, Any]:
-    """GET a JSON route of a running gateway. Raises httpx.TransportError when unreachable."""
-    import httpx  # loads only for commands that talk to a gateway
+    """GET a JSON route of a running gateway: (status, decoded body).
 
-    r = httpx.get(endpoint.base_url + path, timeout=timeout)
-    return r.status_code, r.json()
+    The standard library's client, not httpx: ``status`` and the start-up wait only need
+    one local GET, and httpx (with the rich console its CLI helper imports) costs more than
+    the rest of ``beamclaw status``. Raises :class:`GatewayUnreachableError` when nothing
+    answers, ``ValueError`` when the body is not JSON.
+    """
+    import http.client
+    import json
+
+    host = endpoint.base_url.removeprefix("http://").rsplit(":", 1)[0].strip("[]")
+    conn = http.client.HTTPConnection(host, endpoint.port, timeout=timeout)
+    try:
+        conn.request("GET", path, headers={"Accept": "application/json"})
+        response = conn.getresponse()
+        raw = response.read()
+    except (OSError, http.client.HTTPException) as exc:
+        raise GatewayUnreachableError(f"no gateway at {endpoint.base_url}: {exc}") from exc
+    finally:
+        conn.close()
+    return response.status, json.loads(raw)
 
 
 def spawn_gateway(home: Path, args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
@@ -130,8 +146,6 @@ def spawn_gateway(home: Path, args: list[str], env: dict[str, str]) -> subproces
 
 
 def wait_ready(proc: subprocess.Popen[bytes], endpoint: Endpoint, timeout: float) -> None:
-    import httpx
-
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         code = proc.poll()
@@ -141,7 +155,7 @@ def wait_ready(proc: subprocess.Popen[bytes], endpoint: Endpoint, timeout: float
             status, _ = fetch_json(endpoint, "/ready", timeout=1.0)
             if status == 200:
                 return
-        except (httpx.TransportError, ValueError):
+        except (GatewayUnreachableError, ValueError):
             pass
         time.sleep(0.1)
     raise DaemonStartError(f"the gateway did not become ready within {timeout:g}s")

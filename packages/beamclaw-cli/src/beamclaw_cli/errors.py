@@ -9,3 +9,7 @@ class BeamclawCliError(Exception):
 
 class UsageError(BeamclawCliError):
     """The command line was well-formed but asks for something impossible (exit 2)."""
+
+
+class GatewayUnreachableError(BeamclawCliError):
+    """No gateway answered at the address (refused, timed out, or not HTTP)."""

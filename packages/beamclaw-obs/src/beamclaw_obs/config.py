@@ -38,9 +38,15 @@ _file_data: ContextVar[dict[str, Any] | None] = ContextVar(
 
 
 class Section(BaseModel):
-    """Base for a configuration section: unknown keys are tolerated (and warned about)."""
+    """Base for a configuration section: unknown keys are tolerated (and warned about).
 
-    model_config = ConfigDict(extra="ignore", validate_default=True, use_attribute_docstrings=True)
+    A key's meaning is the docstring under its attribute; ``scripts/gen_config_docs.py``
+    reads those from the source for ``docs/configuration.md``. They are not parsed at run
+    time: pydantic's ``use_attribute_docstrings`` re-reads and parses every section's source
+    when its class is built, about a quarter of a CLI command's time.
+    """
+
+    model_config = ConfigDict(extra="ignore", validate_default=True)
 
     replaced_keys: ClassVar[Mapping[str, str]] = {}
     """Keys this section no longer has -> what replaced them (added to the warning)."""

@@ -20,7 +20,7 @@ from beamclaw_cli.daemon import (
     tail,
     wait_ready,
 )
-from beamclaw_cli.errors import BeamclawCliError
+from beamclaw_cli.errors import BeamclawCliError, GatewayUnreachableError
 from beamclaw_obs import beamclaw_home, ensure_home
 
 
@@ -99,13 +99,11 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
     ) -> None:
         """Show whether the gateway runs, and each component's state (from /health)."""
-        import httpx
-
         endpoint = _endpoint(config)
         pid = running_pid(beamclaw_home())
         try:
             code, body = fetch_json(endpoint, "/health")
-        except (httpx.TransportError, ValueError) as exc:
+        except (GatewayUnreachableError, ValueError) as exc:
             if as_json:
                 print(json.dumps({"running": False, "pid": pid, "url": endpoint.base_url}))
             raise BeamclawCliError(f"BeamClaw is not running at {endpoint.base_url}") from exc

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from beamclaw_cli.daemon import Endpoint, fetch_json
-from beamclaw_cli.errors import BeamclawCliError, UsageError
+from beamclaw_cli.errors import BeamclawCliError, GatewayUnreachableError, UsageError
 
 if TYPE_CHECKING:  # heavy packages load inside the commands (keeps `beamclaw --help` fast)
     from beamclaw_mcp import MCPManager, MCPSettings, ServerStatus
@@ -56,14 +56,12 @@ def _mcp_settings(config: Path | None, server: str | None = None) -> tuple[MCPSe
 
 def _daemon_statuses(cfg: Any) -> list[dict[str, Any]] | None:
     """Server statuses from a running gateway's ``/health``, or None when none answers."""
-    import httpx
-
     from beamclaw_gateway import effective_port
 
     endpoint = Endpoint(cfg.gateway.http.host, effective_port(cfg))
     try:
         code, body = fetch_json(endpoint, "/health", timeout=1.5)
-    except (httpx.HTTPError, ValueError):
+    except (GatewayUnreachableError, ValueError):
         return None
     if code != 200 or not isinstance(body, dict):
         return None

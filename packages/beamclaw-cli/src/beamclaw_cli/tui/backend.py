@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-import httpx
-
 from beamclaw_cli.daemon import Endpoint, fetch_json
+from beamclaw_cli.errors import GatewayUnreachableError
 
 Decision = Literal["yes", "no", "always"]
 BackendMode = Literal["auto", "daemon", "embedded"]
@@ -82,7 +81,7 @@ def daemon_answers(endpoint: Endpoint, timeout: float = 1.0) -> bool:
     """True when a gateway answers ``/health`` at ``endpoint``."""
     try:
         code, body = fetch_json(endpoint, "/health", timeout=timeout)
-    except (httpx.HTTPError, ValueError):
+    except (GatewayUnreachableError, ValueError):
         return False
     return code == 200 and isinstance(body, dict)
 
