@@ -20,6 +20,9 @@ uv:
 install: uv ## Install every package and the dev tools into .venv (from uv.lock)
 	@uv sync --all-packages --locked --quiet
 	@$(MAKE) --no-print-directory node-deps
+	@# bytecode caches even where PYTHONDONTWRITEBYTECODE is set: without them every
+	@# gateway or CLI process the tests start recompiles what it imports
+	@$(PY) -m compileall -q -j 0 packages $(VENV)/lib >/dev/null 2>&1 || true
 
 .PHONY: node-deps
 node-deps:

@@ -40,7 +40,6 @@ from typing import Any
 from bench.common import fake_upstream_process, max_rss_mb
 from bench.gateway import _SERVER, GW_BODY, _client, _post, bench_config
 
-DEFAULT = False
 TURNS = 1_000
 EARLY = (20, 120)
 """Turn numbers (1-based, inclusive) of the early window."""
