@@ -6,6 +6,7 @@ import asyncio
 import json
 from typing import Any
 
+import httpx
 import pytest
 import websockets
 from websockets.asyncio.client import ClientConnection
@@ -96,6 +97,9 @@ async def test_approval_over_ws_and_subscription_from_a_second_client() -> None:
         assert request["tool"] == "write_file"
         assert request["args"] == {"path": "note.txt", "content": "hi"}
         await watcher.send(json.dumps({"type": "subscribe", "session_id": session_id}))
+        opened = await recv(watcher)
+        assert opened["type"] == "subscribed" and opened["replayed"] == 0
+        assert opened["seq"] == request["seq"]  # nothing published since the request
         await watcher.send(json.dumps({"type": "ping"}))
         assert (await recv(watcher))["type"] == "pong"
         await ws.send(
@@ -142,8 +146,6 @@ async def test_cancel_ends_the_running_turn() -> None:
 
 
 async def test_deliver_reaches_attached_connections() -> None:
-    import httpx
-
     provider = ScriptedProvider([Reply("ok")])
     async with live_gateway(provider) as gw, websockets.connect(gw.ws_url) as ws:
         await recv(ws)
@@ -217,8 +219,7 @@ async def test_a_disconnected_websocket_leaves_no_subscriber() -> None:
             frames = await until(ws, *TERMINAL)
             session_id = frames[0]["session_id"]
             await ws.send(json.dumps({"type": "subscribe", "session_id": session_id}))
-            await ws.send(json.dumps({"type": "ping"}))
-            assert (await recv(ws))["type"] == "pong"
+            assert (await recv(ws))["type"] == "subscribed"
             assert (await core.status(session_id)).subscribers == 1
             await ws.send(json.dumps({"type": "message", "id": "m2", "text": "and", "user": "dee"}))
             await until(ws, "accepted")
@@ -228,3 +229,80 @@ async def test_a_disconnected_websocket_leaves_no_subscriber() -> None:
             await asyncio.sleep(0.01)
         assert (await core.status(session_id)).subscribers == 0
         await core.wait_idle(session_id)
+
+
+async def test_a_reconnecting_client_gets_what_it_missed_exactly_once() -> None:
+    """The first connection drops while the turn waits for an approval; a new one
+    subscribes from the last number it saw, gets the missed events, answers, and follows
+    the turn to its end: every event once, numbers rising, none lost."""
+    provider = ScriptedProvider(
+        [CallTool("write_file", {"path": "n.txt", "content": "x"}), Reply("Saved the note.")],
+        chunk_size=3,
+    )
+    async with live_gateway(provider) as gw:
+        async with websockets.connect(gw.ws_url) as first:
+            await recv(first)
+            await first.send(json.dumps({"type": "message", "text": "save", "user": "dee"}))
+            seen = await until(first, "approval_requested")
+        session_id = seen[0]["session_id"]
+        accepted = next(f for f in seen if f["type"] == "accepted")
+        missed = [f for f in seen if f.get("seq", 0) > accepted["seq"]]
+        async with websockets.connect(gw.ws_url) as second:
+            await recv(second)
+            await second.send(
+                json.dumps(
+                    {"type": "subscribe", "session_id": session_id, "after_seq": accepted["seq"]}
+                )
+            )
+            opened = await recv(second)
+            replayed = [await recv(second) for _ in range(opened["replayed"])]
+            request = replayed[-1]
+            await second.send(
+                json.dumps(
+                    {
+                        "type": "approval",
+                        "session_id": session_id,
+                        "request_id": request["request_id"],
+                        "decision": "yes",
+                    }
+                )
+            )
+            live = await until(second, *TERMINAL)
+    assert opened["type"] == "subscribed"
+    assert replayed == missed and request["type"] == "approval_requested"
+    seqs = [f["seq"] for f in [*replayed, *live]]
+    assert seqs == sorted(set(seqs))
+    assert live[-1]["type"] == "turn_done" and live[-1]["text"].endswith("Saved the note.")
+    streamed = "".join(f["text"] for f in live if f["type"] == "text")
+    assert streamed.endswith("Saved the note.")
+
+
+async def test_subscribing_from_a_pruned_or_future_number_is_refused() -> None:
+    provider = ScriptedProvider([Reply("one two three four five six")], chunk_size=1)
+    async with live_gateway(provider) as gw, websockets.connect(gw.ws_url) as ws:
+        await recv(ws)
+        await ws.send(json.dumps({"type": "message", "text": "go", "user": "eve"}))
+        frames = await until(ws, *TERMINAL)
+        session_id = frames[0]["session_id"]
+        last = frames[-1]["seq"]
+        await ws.send(json.dumps({"type": "subscribe", "session_id": session_id, "after_seq": 1}))
+        gap = await recv(ws)
+        await ws.send(
+            json.dumps({"type": "subscribe", "session_id": session_id, "after_seq": last + 1})
+        )
+        future = await recv(ws)
+        await ws.send(json.dumps({"type": "subscribe", "session_id": session_id, "after_seq": -1}))
+        negative = await recv(ws)
+        async with httpx.AsyncClient(base_url=gw.base_url) as http:
+            detail = (await http.get(f"/api/sessions/{session_id}")).json()
+        await ws.send(
+            json.dumps(
+                {"type": "subscribe", "session_id": session_id, "after_seq": detail["event_seq"]}
+            )
+        )
+        caught_up = await recv(ws)
+    assert detail["event_seq"] == last
+    assert gap["code"] == "replay_gap" and "reload the history" in gap["message"]
+    assert future["code"] == "future_seq" and future["seq"] == last
+    assert negative["code"] == "invalid_frame"
+    assert caught_up == {"type": "subscribed", "session_id": session_id, "seq": last, "replayed": 0}

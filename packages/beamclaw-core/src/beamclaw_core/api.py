@@ -273,10 +273,21 @@ class Core:
         finally:
             self._usage.unpin(lane.id)
 
-    async def subscribe(self, session_id: str) -> Subscription:
-        """Every event of a session from now on, whichever channel started the turn."""
+    async def subscribe(self, session_id: str, *, after_seq: int | None = None) -> Subscription:
+        """Every event of a session from now on, whichever channel started the turn.
+
+        With ``after_seq`` (the ``seq`` of the last event a client saw), the kept events
+        numbered above it come first, then the live ones, each once. A number older than
+        what the session keeps raises :class:`ReplayGapError` (reload the history), one
+        never given out :class:`FutureSequenceError`."""
         lane = await self._require(session_id)
-        return lane.subscribe()
+        return lane.subscribe(after_seq)
+
+    async def event_seq(self, session_id: str) -> int:
+        """The number of the session's latest event: a client that has read the history
+        subscribes from it and misses nothing published since."""
+        lane = await self._require(session_id)
+        return lane.publisher.last_seq
 
     async def answer_approval(self, session_id: str, request_id: str, decision: Decision) -> bool:
         """Answer an ``ApprovalRequested``; False when it is not (or no longer) pending."""

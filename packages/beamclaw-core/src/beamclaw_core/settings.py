@@ -128,6 +128,11 @@ class CoreSettings(Section):
     otherwise deleted only explicitly (``DELETE /api/sessions/{id}``,
     ``beamclaw sessions delete``)."""
     session_sharing: Literal["shared", "per_channel"] = "shared"
+    event_replay: int = Field(default=512, ge=0, le=100_000)
+    """Events each session keeps numbered (``seq``) while its lane is in memory, so a
+    client that reconnects (``/ws`` ``subscribe`` with ``after_seq``) receives what it
+    missed exactly once; an older number is answered ``replay_gap`` (reload the history).
+    At most the subscriber buffer minus one."""
     timezone: str | None = None
     """The user's IANA timezone (e.g. ``"Europe/Berlin"``) for the system prompt's local
     time and which daily logs are "today"/"yesterday". Unset (or not a valid name): the

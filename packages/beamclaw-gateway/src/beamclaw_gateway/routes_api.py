@@ -79,6 +79,10 @@ class MessageOut(BaseModel):
 class SessionDetail(BaseModel):
     session: SessionSummary
     messages: list[MessageOut]
+    event_seq: int
+    """The session's latest event number, taken before the messages were read: a client
+    that shows them and then subscribes (``/ws``) with this ``after_seq`` misses nothing
+    (an event of a turn whose messages it already shows may come again)."""
 
 
 class StopRequest(BaseModel):
@@ -204,13 +208,14 @@ async def get_session(request: Request, session_id: str = SessionId) -> SessionD
     if await core.store.get(session_id) is None:
         raise _not_found(session_id)
     info = await core.status(session_id)
+    event_seq = await core.event_seq(session_id)
     rows = await core.store.messages(session_id)
     messages = [
         message_out(r.seq, r.created_at, r.message)
         for r in rows
         if r.kind == MESSAGE and r.message is not None
     ]
-    return SessionDetail(session=SessionSummary.of(info), messages=messages)
+    return SessionDetail(session=SessionSummary.of(info), messages=messages, event_seq=event_seq)
 
 
 @router.delete(

@@ -28,7 +28,12 @@ from loguru import logger
 from pydantic import ValidationError
 
 from beamclaw_core.loop import TurnEvent
-from beamclaw_core.sessions import SessionAddress, UnknownSessionError
+from beamclaw_core.sessions import (
+    FutureSequenceError,
+    ReplayGapError,
+    SessionAddress,
+    UnknownSessionError,
+)
 from beamclaw_gateway.auth import bearer_token, token_key, unauthorized
 from beamclaw_gateway.errors import UnknownTargetError
 from beamclaw_gateway.settings import WebSocketSettings
@@ -45,6 +50,7 @@ from beamclaw_gateway.ws_protocol import (
     error_frame,
     event_frame,
     session_frame,
+    subscribed_frame,
 )
 from beamclaw_obs import ComponentHealth, HealthState
 
@@ -294,18 +300,28 @@ async def _dispatch(conn: WsConnection, frame: object, services: GatewayServices
                 )
             )
     elif isinstance(frame, SubscribeFrame):
-        await _on_subscribe(conn, frame.session_id, services)
+        await _on_subscribe(conn, frame, services)
 
 
-async def _on_subscribe(conn: WsConnection, session_id: str, services: GatewayServices) -> None:
+async def _on_subscribe(
+    conn: WsConnection, frame: SubscribeFrame, services: GatewayServices
+) -> None:
+    session_id = frame.session_id
     if session_id in conn.subscriptions:
         return
     try:
-        subscription = await services.core().subscribe(session_id)
+        subscription = await services.core().subscribe(session_id, after_seq=frame.after_seq)
     except UnknownSessionError:
         conn.push(error_frame("unknown_session", "no such session", session_id=session_id))
         return
+    except ReplayGapError as exc:
+        conn.push(error_frame("replay_gap", str(exc), session_id=session_id, floor=exc.floor))
+        return
+    except FutureSequenceError as exc:
+        conn.push(error_frame("future_seq", str(exc), session_id=session_id, seq=exc.last_seq))
+        return
     services.ws_hub.attach(conn, session_id)
+    conn.push(subscribed_frame(session_id, subscription.opened_at_seq, subscription.replayed))
     conn.subscriptions[session_id] = conn.forward(subscription, subscription.close)
 
 

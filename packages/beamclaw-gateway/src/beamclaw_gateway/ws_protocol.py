@@ -1,7 +1,7 @@
 """The ``/ws`` JSON protocol: client frames (validated) and server frames.
 
 Client → server: ``auth``, ``message``, ``cancel``, ``approval``, ``subscribe``, ``ping``.
-Server → client: ``authenticated``, ``session``, every core turn event (``accepted``,
+Server → client: ``authenticated``, ``session``, ``subscribed``, every core turn event (``accepted``,
 ``queued``, ``text``, ``tool_started``, ``tool_finished``, ``approval_requested``,
 ``approval_resolved``, ``retrying``, ``compacted``, ``limit_reached``, ``notice``,
 ``turn_done``, ``turn_error``, ``cancelled``, ``dropped``), ``error``, ``pong``.
@@ -51,6 +51,8 @@ class ApprovalFrame(_Frame):
 class SubscribeFrame(_Frame):
     type: Literal["subscribe"]
     session_id: str = Field(max_length=128)
+    after_seq: int | None = Field(default=None, ge=0)
+    """The ``seq`` of the last event the client saw: what followed is sent first."""
 
 
 class PingFrame(_Frame):
@@ -81,6 +83,12 @@ def error_frame(code: str, message: str, **extra: Any) -> dict[str, Any]:
 
 def session_frame(session_id: str, agent: str) -> dict[str, Any]:
     return {"type": "session", "session_id": session_id, "agent": agent}
+
+
+def subscribed_frame(session_id: str, seq: int, replayed: int) -> dict[str, Any]:
+    """The subscription is open: ``replayed`` missed events follow, then live ones;
+    ``seq`` is the latest event's number when it opened."""
+    return {"type": "subscribed", "session_id": session_id, "seq": seq, "replayed": replayed}
 
 
 AUTHENTICATED: dict[str, Any] = {"type": "authenticated"}

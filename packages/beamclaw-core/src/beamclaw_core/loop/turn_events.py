@@ -4,6 +4,11 @@ Channels (TUI, Telegram, WebSocket, SSE) render these; ``to_dict`` gives their J
 form with a ``type`` field. Every event names its session and, when it belongs to one,
 its turn. A turn's stream always ends with exactly one *terminal* event: ``TurnDone``,
 ``TurnError``, ``Cancelled`` or ``Dropped``.
+
+Every published event carries ``seq``, its number in the session's event stream
+(strictly increasing; :mod:`beamclaw_core.sessions.journal`): a client that reconnects
+subscribes from the last one it saw. ``seq`` is 0 on an event not yet published and takes
+no part in equality (the same event, published or not, compares equal).
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ class TurnEvent:
 
     session_id: str
     turn_id: str | None
+    seq: int = field(default=0, kw_only=True, compare=False)
+    """The event's number in its session's stream (0 until published)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form: ``{"type": ..., "session_id": ..., "turn_id": ..., ...}``."""

@@ -9,7 +9,13 @@ from beamclaw_obs.lazy import lazy_exports
 if TYPE_CHECKING:
     from beamclaw_core.sessions.bus import SessionBus, Subscription, TurnFailed, TurnHandle
     from beamclaw_core.sessions.commands import COMMANDS, parse_command
-    from beamclaw_core.sessions.errors import SessionError, TurnNotStartedError, UnknownSessionError
+    from beamclaw_core.sessions.errors import (
+        FutureSequenceError,
+        ReplayGapError,
+        SessionError,
+        TurnNotStartedError,
+        UnknownSessionError,
+    )
     from beamclaw_core.sessions.lane import SessionInfo, SessionLane
     from beamclaw_core.sessions.runs import SessionAddress
     from beamclaw_core.sessions.runtime import ProviderLookup, SystemPromptSource, reset_due
@@ -25,6 +31,8 @@ else:
             ),
             "beamclaw_core.sessions.commands": ("COMMANDS", "parse_command"),
             "beamclaw_core.sessions.errors": (
+                "FutureSequenceError",
+                "ReplayGapError",
                 "SessionError",
                 "TurnNotStartedError",
                 "UnknownSessionError",
@@ -41,7 +49,9 @@ else:
 
 __all__ = [
     "COMMANDS",
+    "FutureSequenceError",
     "ProviderLookup",
+    "ReplayGapError",
     "SessionAddress",
     "SessionBus",
     "SessionError",

@@ -42,6 +42,10 @@ class Subscription:
         self._until_terminal = until_terminal
         self.lagging = False
         self.closed = False
+        self.replayed = 0
+        """Events written into it from the session's journal before live ones."""
+        self.opened_at_seq = 0
+        """The session's latest event number when it opened (0: not numbered)."""
         self._on_close: Callable[[Subscription], None] | None = None
         """Set by the bus: removes this subscription from it."""
 

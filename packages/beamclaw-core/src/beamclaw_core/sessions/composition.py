@@ -129,6 +129,7 @@ def build_runtime(parts: CoreParts, hooks: CoreHooks) -> Runtime:
         tools=parts.tools,
         tool_policy_for=parts.tool_policy,
         subscriber_buffer=parts.subscriber_buffer,
+        event_replay=parts.settings.event_replay,
         agents=dict(parts.agents),
     )
 

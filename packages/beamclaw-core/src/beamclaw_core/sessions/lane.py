@@ -73,7 +73,9 @@ class SessionLane:
         self.parent_id = record.parent_id
         self.state: State = record.state
         self.last_activity_at = record.last_activity_at
-        self.publisher = LanePublisher(record.id, runtime.subscriber_buffer)
+        self.publisher = LanePublisher(
+            record.id, runtime.subscriber_buffer, runtime.clock, runtime.event_replay
+        )
         self.bus = self.publisher.bus
         self.allowlist = runtime.always.person(record.agent_id, record.user_id, record.id)
         self.view = ViewCache(runtime.store, record.id, new=record.new)
@@ -96,8 +98,8 @@ class SessionLane:
     def publish(self, event: TurnEvent) -> None:
         self.publisher.publish(event)
 
-    def subscribe(self) -> Subscription:
-        return self.publisher.subscribe()
+    def subscribe(self, after_seq: int | None = None) -> Subscription:
+        return self.publisher.subscribe(after_seq)
 
     # ------------------------------------------------------------ arrivals
 

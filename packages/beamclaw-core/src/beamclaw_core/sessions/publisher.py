@@ -1,9 +1,13 @@
-"""One lane's outgoing events: its bus, and the turn handles still waiting for their turn
-to end.
+"""One lane's outgoing events: their numbering and replay journal, its bus, and the turn
+handles still waiting for their turn to end.
 
-Invariants: a handle is subscribed before its run can produce any event, gets exactly
-one terminal event, and leaves the registry with it. A run merged into another's turn
-(``collect``) is an alias of that turn: it sees the turn's events and ends with it.
+Invariants: every event is numbered (``seq``) and journaled before any subscriber sees
+it, so what a subscriber receives carries the number it resumes from. A subscription
+from a number gets the journal's later events, then the live ones, with nothing between
+them (no await separates the two). A handle is subscribed before its run can produce any
+event, gets exactly one terminal event, and leaves the registry with it. A run merged
+into another's turn (``collect``) is an alias of that turn: it sees the turn's events and
+ends with it.
 """
 
 from __future__ import annotations
@@ -12,25 +16,48 @@ from collections.abc import Callable
 
 from beamclaw_core.loop.turn_events import Notice, TurnDone, TurnEvent
 from beamclaw_core.sessions.bus import SessionBus, Subscription, TurnHandle
+from beamclaw_core.sessions.journal import DEFAULT_CAPACITY, EventJournal
 
 
 class LanePublisher:
     """Publishes a lane's events and ends its turn handles."""
 
-    def __init__(self, session_id: str, buffer: int) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        buffer: int,
+        clock: Callable[[], float],
+        replay: int = DEFAULT_CAPACITY,
+    ) -> None:
         self._session_id = session_id
         self.bus = SessionBus(buffer)
+        self.journal = EventJournal(session_id, clock, min(replay, buffer - 1))
+        """Kept below the subscriber buffer, so a whole replay always fits in it."""
         self._handles: dict[str, TurnHandle] = {}
         self._aliases: dict[str, str] = {}
 
+    @property
+    def last_seq(self) -> int:
+        """The number of the latest event (a subscription from it gets only new ones)."""
+        return self.journal.last_seq
+
     def publish(self, event: TurnEvent) -> None:
+        event = self.journal.stamp(event)
         self.bus.publish(event)
         if event.terminal and event.turn_id is not None:
             self._ended(event.turn_id, event)
 
-    def subscribe(self) -> Subscription:
-        """Every event from now on."""
-        return self.bus.subscribe()
+    def subscribe(self, after_seq: int | None = None) -> Subscription:
+        """Every event from now on; with ``after_seq``, first every kept event numbered
+        above it (raises :class:`~beamclaw_core.sessions.journal.ReplayGapError` or
+        :class:`~beamclaw_core.sessions.journal.FutureSequenceError`)."""
+        missed = [] if after_seq is None else self.journal.since(after_seq)
+        subscription = self.bus.subscribe()
+        for event in missed:
+            subscription.offer(event)
+        subscription.replayed = len(missed)
+        subscription.opened_at_seq = self.journal.last_seq
+        return subscription
 
     def open(self, run_id: str, drafts: bool = True) -> TurnHandle:
         """A handle on ``run_id``'s turn (``drafts``: it wants streamed text)."""

@@ -74,6 +74,9 @@ class Runtime:
     tools: ToolRegistry | None = None
     tool_policy_for: Callable[[str], ToolPolicy | None] = field(default=lambda _a: None)
     subscriber_buffer: int = 1024
+    event_replay: int = 512
+    """Events each session keeps numbered for clients that reconnect (``[core]
+    event_replay``)."""
     context_window_for: Callable[[Provider], int] = field(
         default=lambda p: p.capabilities().context_window
     )
