@@ -233,3 +233,24 @@ def test_lazy_exports_match_their_typed_imports() -> None:
     assert maps, "no package uses lazy_exports"
     for init, typed, mapped in maps:
         assert typed == mapped, (init, sorted(typed - mapped), sorted(mapped - typed))
+
+
+#: Modules that may tell terminal events apart: the one fold, and the loop's telemetry.
+_FOLD_MODULES = {
+    "packages/beamclaw-core/src/beamclaw_core/sessions/fold.py",
+    "packages/beamclaw-core/src/beamclaw_core/loop/observe.py",
+}
+
+
+def test_only_the_one_fold_maps_a_turns_end_to_a_result() -> None:
+    """Front ends read a turn's outcome from ``TurnFold``/``result_of`` (issue 19): a
+    second mapping of terminal events (the five folds there were) does not come back."""
+    import re
+
+    pattern = re.compile(r"isinstance\(\w+, \(?(TurnDone|TurnError|Cancelled|Dropped)\b")
+    found = [
+        str(path.relative_to(ROOT))
+        for path in sorted(ROOT.glob("packages/*/src/**/*.py"))
+        if pattern.search(path.read_text()) and str(path.relative_to(ROOT)) not in _FOLD_MODULES
+    ]
+    assert found == []

@@ -17,10 +17,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from beamclaw_core.loop import Accepted, ApprovalRequested, ApprovalResolved, TurnEvent
-from beamclaw_core.sessions import SessionAddress
+from beamclaw_core.sessions import SessionAddress, TurnResult
 from beamclaw_gateway.errors import RpcError
 from beamclaw_gateway.services import GatewayServices
-from beamclaw_gateway.turns import TurnRequest, TurnResult
+from beamclaw_gateway.turns import TurnRequest
 
 TERMINAL = frozenset({"completed", "failed", "canceled", "rejected"})
 DECISIONS = {"yes": "yes", "y": "yes", "approve": "yes", "no": "no", "n": "no", "deny": "no"}

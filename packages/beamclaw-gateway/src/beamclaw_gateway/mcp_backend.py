@@ -23,17 +23,8 @@ import uuid
 from datetime import UTC, datetime
 
 from beamclaw_core.api import Core
-from beamclaw_core.loop import (
-    ApprovalRequested,
-    Cancelled,
-    Dropped,
-    TextChunk,
-    TurnDone,
-    TurnError,
-    TurnEvent,
-)
 from beamclaw_core.messages import Message, Role
-from beamclaw_core.sessions import SessionAddress, Subscription
+from beamclaw_core.sessions import SessionAddress, Subscription, TurnFold, TurnResult, TurnStatus
 from beamclaw_core.store import ConversationRecord
 from beamclaw_mcp.serve import (
     ApprovalOutcome,
@@ -59,19 +50,19 @@ def _content(message: Message) -> str:
     return "\n".join([text, *calls] if text else calls)
 
 
-def _outcome(event: TurnEvent) -> tuple[str, str] | None:
-    """``(state, answer)`` when ``event`` ends the wait, else None."""
-    if isinstance(event, TurnDone):
-        return "idle", event.text
-    if isinstance(event, TurnError):
-        return "error", event.message
-    if isinstance(event, Cancelled):
-        return "cancelled", event.reason
-    if isinstance(event, Dropped):
-        return "dropped", event.reason
-    if isinstance(event, ApprovalRequested):
-        return "awaiting_approval", ""
-    return None
+_STATES: dict[TurnStatus, str] = {
+    "completed": "idle",
+    "failed": "error",
+    "cancelled": "cancelled",
+    "dropped": "dropped",
+}
+"""A turn's result as the conversation state ``mcp serve`` reports."""
+
+
+def _state(result: TurnResult) -> SendResult:
+    return SendResult(
+        conversation_id=result.session_id, answer=result.message, state=_STATES[result.status]
+    )
 
 
 class CoreConversationBackend:
@@ -160,30 +151,25 @@ class CoreConversationBackend:
             address = SessionAddress(self.user_id, agent or self.default_agent, MCP_CHANNEL)
             session_id = f"session-{uuid.uuid4().hex}"
         handle = await self.core.send(address, text, session_id=session_id)
-        answer: list[str] = []
+        fold = TurnFold(handle.session_id, handle.turn_id)
         try:
             async with asyncio.timeout(wait_seconds):
                 async for event in handle.events():
-                    if isinstance(event, TextChunk):
-                        answer.append(event.text)
-                    outcome = _outcome(event)
-                    if isinstance(event, ApprovalRequested):
+                    result = fold.feed(event)
+                    if result is not None:
+                        return _state(result)
+                    if fold.awaiting is not None:
                         return SendResult(
                             conversation_id=session_id,
-                            answer="".join(answer),
+                            answer=fold.draft,
                             state="awaiting_approval",
                             pending_approvals=[
                                 a.request_id for a in await self.core.pending_approvals(session_id)
                             ]
-                            or [event.request_id],
-                        )
-                    if outcome is not None:
-                        return SendResult(
-                            conversation_id=session_id, answer=outcome[1], state=outcome[0]
+                            or [fold.awaiting.request_id],
                         )
                 # the subscription lagged: the terminal event is still on the handle
-                state, final = _outcome(await handle.result()) or ("idle", "")
-                return SendResult(conversation_id=session_id, answer=final, state=state)
+                return _state(fold.end(await handle.result()))
         except TimeoutError:
             raise TimeoutError(
                 f"no answer within {wait_seconds:g} s; the turn goes on in conversation "
@@ -234,12 +220,20 @@ class CoreConversationBackend:
 
     async def _follow(self, events: Subscription) -> str:
         """Follow the session until its turn ends or stops for another approval."""
+        folds: dict[str, TurnFold] = {}
         try:
             async with asyncio.timeout(self.follow_seconds):
                 async for event in events:
-                    outcome = _outcome(event)
-                    if outcome is not None:
-                        return outcome[0]
+                    if event.turn_id is None:
+                        continue
+                    fold = folds.setdefault(
+                        event.turn_id, TurnFold(event.session_id, event.turn_id)
+                    )
+                    result = fold.feed(event)
+                    if result is not None:
+                        return _STATES[result.status]
+                    if fold.awaiting is not None:
+                        return "awaiting_approval"
         except TimeoutError:
             return "running"
         return "running"

@@ -21,7 +21,7 @@ from starlette.datastructures import Headers
 
 from beamclaw_core import agent_profile
 from beamclaw_core.loop import TextChunk
-from beamclaw_core.sessions import SessionAddress
+from beamclaw_core.sessions import SessionAddress, TurnResult
 from beamclaw_gateway.auth import bearer_token, require_token, token_key
 from beamclaw_gateway.errors import ApiError
 from beamclaw_gateway.idempotency import StoredAnswer, fingerprint, scoped_key, turn_ref
@@ -36,7 +36,7 @@ from beamclaw_gateway.openai_models import (
     last_user_content,
 )
 from beamclaw_gateway.services import GatewayServices
-from beamclaw_gateway.turns import DetachedTurn, TurnRequest, TurnResult
+from beamclaw_gateway.turns import DetachedTurn, TurnRequest
 
 router = APIRouter(prefix="/v1", tags=["openai"], dependencies=[Depends(require_token)])
 

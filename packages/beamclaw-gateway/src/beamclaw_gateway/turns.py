@@ -10,42 +10,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from loguru import logger
 
-from beamclaw_core import Usage
 from beamclaw_core.api import Core
-from beamclaw_core.loop import (
-    ApprovalRequested,
-    Cancelled,
-    Dropped,
-    LimitReached,
-    TurnDone,
-    TurnError,
-    TurnEvent,
-)
-from beamclaw_core.sessions import SessionAddress
+from beamclaw_core.loop import ApprovalRequested, TurnEvent
+from beamclaw_core.sessions import SessionAddress, TurnFold, TurnResult
 from beamclaw_tools import ContentPart
 
 ApprovalMode = Literal["deny", "wait"]
-TurnStatus = Literal["completed", "failed", "cancelled", "dropped"]
-
-
-@dataclass(frozen=True, slots=True)
-class TurnResult:
-    """How a turn ended, in the terms every API maps from."""
-
-    session_id: str
-    turn_id: str
-    status: TurnStatus
-    text: str = ""
-    usage: Usage = field(default_factory=Usage)
-    model: str | None = None
-    finish_reason: Literal["stop", "length"] = "stop"
-    error_kind: str | None = None
-    error_message: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,34 +49,6 @@ class DetachedTurn:
         self.events: asyncio.Queue[TurnEvent | None] = asyncio.Queue()
         """Every event of the turn, then ``None``. Reading is optional."""
         self.result: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
-
-
-def result_of(session_id: str, turn_id: str, event: TurnEvent, length: bool) -> TurnResult:
-    """Map a terminal event to a :class:`TurnResult`."""
-    if isinstance(event, TurnDone):
-        return TurnResult(
-            session_id,
-            turn_id,
-            "completed",
-            event.text,
-            event.usage,
-            event.model,
-            "length" if length else "stop",
-        )
-    if isinstance(event, TurnError):
-        return TurnResult(
-            session_id,
-            turn_id,
-            "failed",
-            error_kind=event.kind,
-            error_message=event.message,
-        )
-    if isinstance(event, Cancelled):
-        return TurnResult(
-            session_id, turn_id, "cancelled", error_kind="cancelled", error_message=event.reason
-        )
-    reason = event.reason if isinstance(event, Dropped) else type(event).__name__
-    return TurnResult(session_id, turn_id, "dropped", error_kind="dropped", error_message=reason)
 
 
 class TurnRunner:
@@ -134,22 +81,16 @@ class TurnRunner:
         turn = DetachedTurn(handle.session_id, handle.turn_id)
 
         async def pump() -> None:
-            length = False
-            terminal: TurnEvent | None = None
+            fold = TurnFold(turn.session_id, turn.turn_id)
             try:
                 async for event in handle.events():
                     if isinstance(event, ApprovalRequested) and request.approval_mode == "deny":
                         await core.answer_approval(event.session_id, event.request_id, "no")
-                    if isinstance(event, LimitReached):
-                        length = True
+                    fold.feed(event)
                     turn.events.put_nowait(event)
                     if on_event is not None:
                         await on_event(event)
-                    if event.terminal:
-                        terminal = event
-                if terminal is None:
-                    terminal = await handle.result()
-                result = result_of(turn.session_id, turn.turn_id, terminal, length)
+                result = fold.end(await handle.result())
             except Exception as exc:
                 logger.exception("turn {} consumer failed", turn.turn_id)
                 result = TurnResult(

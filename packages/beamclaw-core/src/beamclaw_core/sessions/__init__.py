@@ -16,6 +16,7 @@ if TYPE_CHECKING:
         TurnNotStartedError,
         UnknownSessionError,
     )
+    from beamclaw_core.sessions.fold import TurnFold, TurnResult, TurnStatus, result_of
     from beamclaw_core.sessions.lane import SessionInfo, SessionLane
     from beamclaw_core.sessions.runs import SessionAddress
     from beamclaw_core.sessions.runtime import ProviderLookup, SystemPromptSource, reset_due
@@ -37,6 +38,7 @@ else:
                 "TurnNotStartedError",
                 "UnknownSessionError",
             ),
+            "beamclaw_core.sessions.fold": ("TurnFold", "TurnResult", "TurnStatus", "result_of"),
             "beamclaw_core.sessions.lane": ("SessionInfo", "SessionLane"),
             "beamclaw_core.sessions.runs": ("SessionAddress",),
             "beamclaw_core.sessions.runtime": (
@@ -60,9 +62,13 @@ __all__ = [
     "Subscription",
     "SystemPromptSource",
     "TurnFailed",
+    "TurnFold",
     "TurnHandle",
     "TurnNotStartedError",
+    "TurnResult",
+    "TurnStatus",
     "UnknownSessionError",
     "parse_command",
     "reset_due",
+    "result_of",
 ]

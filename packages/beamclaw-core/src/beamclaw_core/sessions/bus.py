@@ -16,8 +16,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 
-from beamclaw_core.loop.turn_events import TurnDone, TurnError, TurnEvent
+from beamclaw_core.loop.turn_events import TurnEvent
 from beamclaw_core.sessions.errors import SessionError
+from beamclaw_core.sessions.fold import result_of
 
 DEFAULT_BUFFER = 1024
 _END = object()
@@ -160,8 +161,9 @@ class TurnHandle:
     async def text(self) -> str:
         """The whole answer; raises :class:`TurnFailed` when the turn did not complete."""
         event = await self.result()
-        if isinstance(event, TurnDone):
-            return event.text
+        ended = result_of(self.session_id, self.turn_id, event)
+        if ended.status == "completed":
+            return ended.text
         raise TurnFailed(event)
 
 
@@ -170,5 +172,6 @@ class TurnFailed(SessionError):  # noqa: N818 - reads as "the turn failed"
 
     def __init__(self, event: TurnEvent) -> None:
         self.event = event
-        detail = event.message if isinstance(event, TurnError) else type(event).__name__
+        ended = result_of(event.session_id, event.turn_id or "", event)
+        detail = ended.error_message if ended.status == "failed" else type(event).__name__
         super().__init__(f"turn {event.turn_id} ended without an answer: {detail}")

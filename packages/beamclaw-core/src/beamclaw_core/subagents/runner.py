@@ -14,8 +14,9 @@ from typing import Protocol
 
 from beamclaw_core.loop import effects as fx
 from beamclaw_core.loop.inputs import SubAgentResult
-from beamclaw_core.loop.turn_events import TurnDone, TurnError
+from beamclaw_core.loop.turn_events import TurnError
 from beamclaw_core.sessions.bus import TurnHandle
+from beamclaw_core.sessions.fold import result_of
 from beamclaw_obs import EventType, emit
 
 
@@ -83,12 +84,13 @@ class SubAgentRunner:
         except asyncio.CancelledError:
             await lane.cancel("The parent conversation was cancelled")
             raise
+        ended = result_of(lane.id, handle.turn_id, outcome)
         if lane.submitted is not None:
             result, success = lane.submitted
-        elif isinstance(outcome, TurnDone):
-            result, success = outcome.text, True
-        elif isinstance(outcome, TurnError):
-            result, success = f"The sub-agent failed: {outcome.message}", False
+        elif ended.status == "completed":
+            result, success = ended.text, True
+        elif ended.status == "failed":
+            result, success = f"The sub-agent failed: {ended.error_message}", False
         else:
             result, success = "The sub-agent stopped without a result.", False
         self._tasks.pop(task.child_id, None)
