@@ -39,6 +39,7 @@ from beamclaw_core.messages import Message, Role
 from beamclaw_core.providers import Provider
 from beamclaw_core.sessions.bus import Subscription, TurnHandle
 from beamclaw_core.sessions.composition import CoreHooks, CoreParts, build_runtime, provider_lookup
+from beamclaw_core.sessions.ends import SessionEnd, SessionEndHook
 from beamclaw_core.sessions.lane import SessionInfo, SessionLane
 from beamclaw_core.sessions.maintenance import Maintenance
 from beamclaw_core.sessions.memory_context import TranscriptIndexer
@@ -55,6 +56,8 @@ from beamclaw_tools import ContentPart, ToolPolicy, ToolRegistry
 
 STOP_INDEXING_SECONDS = 10.0
 """How long :meth:`Core.stop` waits for background transcript indexing."""
+STOP_HOOKS_SECONDS = 10.0
+"""How long :meth:`Core.stop` waits for session-end hooks of the shutdown."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,8 +231,9 @@ class Core:
             await self._supervisor.stop()
         for lane in self._lanes.values():
             lane.close()
-            emit(EventType.SESSION_END, session_id=lane.id, reason="shutdown")
+            self._ended(lane, "shutdown")
         self._lanes.clear()
+        await self._rt.ends.drain(STOP_HOOKS_SECONDS)
         self._usage.clear()
         if self._indexer is not None:
             await self._indexer.drain(grace_seconds=STOP_INDEXING_SECONDS)
@@ -282,6 +286,14 @@ class Core:
         never given out :class:`FutureSequenceError`."""
         lane = await self._require(session_id)
         return lane.subscribe(after_seq)
+
+    def on_session_end(self, hook: SessionEndHook) -> Callable[[], None]:
+        """Call ``hook`` whenever a session ends: its context starts afresh (``/new``,
+        ``/reset``, the daily or idle reset) or its lane closes (idle eviction, delete,
+        stop); see :class:`SessionEnd`. Hooks run in their own tasks (a failure is
+        logged, never raised); :meth:`stop` waits for those of the shutdown. Returns the
+        hook's removal."""
+        return self._rt.ends.add(hook)
 
     async def event_seq(self, session_id: str) -> int:
         """The number of the session's latest event: a client that has read the history
@@ -377,10 +389,13 @@ class Core:
             lane = self._lanes.pop(session_id, None)
             if lane is not None:
                 await lane.cancel("Session deleted")
-                await self._retire(lane, "deleted")  # emits SESSION_END
+                await self._retire(lane, "deleted")  # the session's end
+            record = None if lane is not None else await self._rt.store.get(session_id)
             deleted = await self._rt.store.delete(session_id)
-            if lane is None and deleted:
-                emit(EventType.SESSION_END, session_id=session_id, reason="deleted")
+            if record is not None and deleted:
+                self._rt.ends.fire(
+                    SessionEnd(session_id, record.agent_id, record.user_id, "deleted", closed=True)
+                )
             return deleted
 
     def loaded_sessions(self) -> list[str]:
@@ -515,7 +530,10 @@ class Core:
         lane.close()
         self._usage.forget(lane.id)
         self._rt.store.forget(lane.id)
-        emit(EventType.SESSION_END, session_id=lane.id, reason=reason)
+        self._ended(lane, reason)
+
+    def _ended(self, lane: SessionLane, reason: str) -> None:
+        self._rt.ends.fire(SessionEnd(lane.id, lane.agent_id, lane.user_id, reason, closed=True))
 
     async def _require(self, session_id: str, *, pin: bool = False) -> SessionLane:
         lane = await self._lane_by_id(session_id, pin=pin)

@@ -9,6 +9,7 @@ from beamclaw_obs.lazy import lazy_exports
 if TYPE_CHECKING:
     from beamclaw_core.sessions.bus import SessionBus, Subscription, TurnFailed, TurnHandle
     from beamclaw_core.sessions.commands import COMMANDS, parse_command
+    from beamclaw_core.sessions.ends import SessionEnd, SessionEndHook
     from beamclaw_core.sessions.errors import (
         FutureSequenceError,
         ReplayGapError,
@@ -26,11 +27,14 @@ else:
         {
             "beamclaw_core.sessions.bus": (
                 "SessionBus",
+    "SessionEnd",
+    "SessionEndHook",
                 "Subscription",
                 "TurnFailed",
                 "TurnHandle",
             ),
             "beamclaw_core.sessions.commands": ("COMMANDS", "parse_command"),
+            "beamclaw_core.sessions.ends": ("SessionEnd", "SessionEndHook"),
             "beamclaw_core.sessions.errors": (
                 "FutureSequenceError",
                 "ReplayGapError",
@@ -56,6 +60,8 @@ __all__ = [
     "ReplayGapError",
     "SessionAddress",
     "SessionBus",
+    "SessionEnd",
+    "SessionEndHook",
     "SessionError",
     "SessionInfo",
     "SessionLane",

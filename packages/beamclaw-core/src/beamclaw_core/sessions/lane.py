@@ -47,6 +47,7 @@ from beamclaw_core.sessions.compacting import compact_lane
 from beamclaw_core.sessions.composition import lane_ports
 from beamclaw_core.sessions.control import SessionInfo as SessionInfo  # re-exported: its old home
 from beamclaw_core.sessions.crash import CRASH_REASON, crash_report
+from beamclaw_core.sessions.ends import SessionEnd
 from beamclaw_core.sessions.errors import TurnNotStartedError
 from beamclaw_core.sessions.lane_queue import LaneQueue
 from beamclaw_core.sessions.publisher import LanePublisher
@@ -184,6 +185,7 @@ class SessionLane:
         await self.rt.store.append_marker(self.id, RESET, {"reason": reason}, now=self.rt.clock())
         self.view.invalidate()
         emit(EventType.SESSION_RESET, session_id=self.id, reason=reason)
+        self.rt.ends.fire(SessionEnd(self.id, self.agent_id, self.user_id, reason, closed=False))
 
     def info(self) -> SessionInfo:
         state = self.executor.state if self.executor is not None else self.state

@@ -14,6 +14,7 @@ from beamclaw_core.loop import effects as fx
 from beamclaw_core.loop.context import ApprovalRules
 from beamclaw_core.messages import Message
 from beamclaw_core.providers import Provider
+from beamclaw_core.sessions.ends import SessionEnds
 from beamclaw_core.settings import CoreSettings
 from beamclaw_core.store import ConversationStore
 from beamclaw_tools import Autonomy, SessionRef, ToolPolicy, ToolRegistry
@@ -74,6 +75,8 @@ class Runtime:
     tools: ToolRegistry | None = None
     tool_policy_for: Callable[[str], ToolPolicy | None] = field(default=lambda _a: None)
     subscriber_buffer: int = 1024
+    ends: SessionEnds = field(default_factory=SessionEnds)
+    """Session-end hooks (``Core.on_session_end``), fired by resets and lane closes."""
     event_replay: int = 512
     """Events each session keeps numbered for clients that reconnect (``[core]
     event_replay``)."""
