@@ -32,6 +32,7 @@ from beamclaw_core.loop.effects import (
     MeasureContext,
     NotifyClient,
     PersistMessage,
+    RequestApproval,
     RequestLlm,
     ScheduleRetry,
 )
@@ -84,6 +85,7 @@ from beamclaw_core.loop.steps import (
 )
 from beamclaw_core.loop.turn_events import (
     Accepted,
+    ApprovalRequested,
     ApprovalResolved,
     Cancelled,
     Compacted,
@@ -439,9 +441,11 @@ def _deadline_text(ev: TurnDeadline) -> str:
 
 
 def _interrupted(state: State, ctx: LoopContext, ev: Interrupted) -> Transition:
-    """After a restart: answer pending tools synthetically; resume or end the turn."""
+    """After a restart: a pending approval is asked again; other pending tools are answered synthetically; resume or end the turn."""
     if isinstance(state, Idle | Error):
         return Transition(state)
+    if isinstance(state, AwaitingApproval):
+        return _ask_again(state, ctx)
     turn = state.turn
     if isinstance(state, Cancelling):
         return _cancelled(state, ctx, OperationCancelled())
@@ -463,6 +467,18 @@ def _interrupted(state: State, ctx: LoopContext, ev: Interrupted) -> Transition:
         )
     )
     return Transition(Idle(), tuple(effects))
+
+
+def _ask_again(state: AwaitingApproval, ctx: LoopContext) -> Transition:
+    """A question to the person outlives a restart: the same request (same id, so an
+    answer already on its way still matches) with a fresh timeout; nothing has run."""
+    call, limit = state.pending, ctx.limits.approval_timeout
+    request = ApprovalRequested(
+        ctx.conversation_id, state.turn.turn_id, state.request_id, call.name, call.args, limit
+    )
+    return Transition(
+        state, (NotifyClient(request), RequestApproval(state.request_id, call, limit))
+    )
 
 
 def _ignore(state: State, ctx: LoopContext, ev: Input) -> Transition:

@@ -27,8 +27,8 @@ else:
         {
             "beamclaw_core.sessions.bus": (
                 "SessionBus",
-    "SessionEnd",
-    "SessionEndHook",
+                "SessionEnd",
+                "SessionEndHook",
                 "Subscription",
                 "TurnFailed",
                 "TurnHandle",

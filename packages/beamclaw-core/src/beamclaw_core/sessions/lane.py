@@ -91,6 +91,8 @@ class SessionLane:
         self._turn_lock = asyncio.Lock()
         self._in_turn = False
         """The worker took runs off the queue and has not finished their turn."""
+        self._answered: str | None = None
+        """The approval request answered last: answered once, never twice."""
 
     @property
     def is_sub_agent(self) -> bool:
@@ -163,13 +165,19 @@ class SessionLane:
         return self.executor is not None and is_busy(self.executor.state)
 
     def pending_approval(self) -> AwaitingApproval | None:
+        """The approval the turn waits for and nobody has answered yet."""
         state = self.executor.state if self.executor is not None else None
-        return state if isinstance(state, AwaitingApproval) else None
+        if not isinstance(state, AwaitingApproval) or state.request_id == self._answered:
+            return None
+        return state
 
     def answer(self, request_id: str, decision: Decision) -> bool:
+        """Answer the pending approval ``request_id``: True once, False for any other id
+        and for a second answer (the first one is on its way to the loop)."""
         pending = self.pending_approval()
         if pending is None or pending.request_id != request_id or self.executor is None:
             return False
+        self._answered = request_id
         emit(
             EventType.APPROVAL_RESOLVED,
             session_id=self.id,
