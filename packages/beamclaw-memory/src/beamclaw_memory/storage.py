@@ -6,6 +6,13 @@ package contributes Alembic revisions through the ``beamclaw.migrations`` entry 
 group (value: an importable package whose directory holds its revision files, each
 package on its own branch); :meth:`Database.migrate` upgrades all heads at start.
 
+Alembic is imported only when there is migration work: ``migrate`` first compares the
+heads the version files declare (read with :mod:`ast`, see
+:mod:`beamclaw_memory.migration_heads`) with the revisions ``alembic_version`` records
+(plain SQL); when they are equal the database is up to date and nothing more runs. Any
+difference, and any version file that module does not read with certainty, goes through
+``alembic.command.upgrade`` as before, so whatever is wrong is reported by Alembic.
+
 One door: callers hand :meth:`Database.read` and :meth:`Database.write` a *unit of work*,
 a plain function of one :class:`~beamclaw_memory.Unit` run inside one transaction
 (:mod:`beamclaw_memory.unit`). Where it runs is the engine's decision, never the
@@ -30,6 +37,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from beamclaw_memory.checkpoint import WalCheckpointer
 from beamclaw_memory.errors import DatabaseUnavailableError, MigrationError
+from beamclaw_memory.migration_heads import parse_heads, recorded_heads
 from beamclaw_memory.postgres_engine import PostgresEngine
 from beamclaw_memory.sqlite_engine import SqliteEngine
 from beamclaw_memory.unit import Unit, refuse_nested
@@ -155,18 +163,23 @@ class Database:
         """
         locations = migration_locations(extra_locations)
         await self.check()
+        expected = parse_heads(locations)
+        if expected is not None:
+            try:
+                current = await self.current_heads()
+            except SQLAlchemyError:
+                pass  # an odd version table: Alembic says what is wrong with it
+            else:
+                if current == expected:
+                    return sorted(current)
         try:
             return await self.write(partial(_upgrade, locations=locations))
         except Exception as exc:
             raise MigrationError(f"migrating {self.display_url} failed: {_reason(exc)}") from exc
 
     async def current_heads(self) -> set[str]:
-        """Revisions currently recorded in the database."""
-        from alembic.runtime.migration import MigrationContext  # Alembic loads only to migrate
-
-        return await self.read(
-            lambda unit: set(MigrationContext.configure(unit.connection).get_current_heads())
-        )
+        """Revisions currently recorded in the database (plain SQL, no Alembic)."""
+        return await self.read(lambda unit: recorded_heads(unit.connection))
 
     async def dispose(self) -> None:
         """Close every connection and stop the database threads (idempotent)."""
@@ -187,11 +200,17 @@ def alembic_config(locations: list[str], connection: Connection | None = None) -
 
 
 def expected_heads(extra_locations: Iterable[str] = ()) -> set[str]:
-    """Head revisions of every installed package's migration branch."""
+    """Head revisions of every installed package's migration branch.
+
+    Read from the version files' source; Alembic is asked only for files that reading
+    does not understand with certainty (and then raises what it raises)."""
+    locations = migration_locations(extra_locations)
+    parsed = parse_heads(locations)
+    if parsed is not None:
+        return parsed
     from alembic.script import ScriptDirectory
 
-    cfg = alembic_config(migration_locations(extra_locations))
-    return set(ScriptDirectory.from_config(cfg).get_heads())
+    return set(ScriptDirectory.from_config(alembic_config(locations)).get_heads())
 
 
 def _upgrade(unit: Unit, *, locations: list[str]) -> list[str]:

@@ -9,12 +9,14 @@ vectors is an error too, never a partial result.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from beamclaw_memory.embeddings.client import Embedder
 from beamclaw_memory.errors import EmbeddingError, EmbeddingUnavailableError
 from beamclaw_obs import EventType, emit
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class EmbeddingGate:

@@ -10,26 +10,30 @@ Invariants:
 * The vector side embeds the rows still missing a vector (and stores those vectors)
   before it embeds the query; vectors of another dimension are dropped from the index
   and re-embedded at the next search.
+* Building this object loads no numpy or bm25s: the index and ranking modules (and with
+  them numpy, and the stopword lists of bm25s) are imported by the first search.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from beamclaw_memory.backends.agent_ids import check_agent
 from beamclaw_memory.backends.embedding_gate import EmbeddingGate
 from beamclaw_memory.backends.live_index import LiveIndexes
 from beamclaw_memory.backends.rows import RowStore
 from beamclaw_memory.errors import EmbeddingDimensionError, EmbeddingError
-from beamclaw_memory.search.index import AgentIndex
-from beamclaw_memory.search.ranking import rank
 from beamclaw_memory.search.tokenizer import Tokenizer
 from beamclaw_memory.service import MemoryCategory, SearchHit, SearchMode, SearchResult
 from beamclaw_memory.settings import SearchSettings
 from beamclaw_obs import EventType, emit
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from beamclaw_memory.search.index import AgentIndex
 
 NO_PROVIDER = "no embedding provider configured"
 
@@ -129,6 +133,8 @@ class HybridSearch:
         limit: int,
         category: MemoryCategory | None,
     ) -> SearchResult:
+        from beamclaw_memory.search.ranking import rank  # numpy: with the first search
+
         query = query.strip()[: self._settings.max_query_chars]
         if not query:
             return SearchResult(hits=(), mode=SearchMode.KEYWORD, degraded_reason="empty query")

@@ -8,6 +8,9 @@ Invariants:
 * :meth:`~LiveIndexes.synced` reconciles the index with the store first — a signature
   query, and a per-key version diff when it differs — so rows written by another
   process on the same database are found.
+* An agent's index is built by its first :meth:`~LiveIndexes.synced` (the first search),
+  never before: writes to an agent without one only reach the store. numpy (and bm25s's
+  stopword lists) are imported then, with :mod:`beamclaw_memory.search.index`.
 """
 
 from __future__ import annotations
@@ -15,10 +18,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from beamclaw_memory.backends.rows import MemoryRow, RowStore
-from beamclaw_memory.search.index import AgentIndex
 from beamclaw_memory.search.tokenizer import Tokenizer
+
+if TYPE_CHECKING:
+    from beamclaw_memory.search.index import AgentIndex
 
 
 class LiveIndexes:
@@ -42,6 +48,8 @@ class LiveIndexes:
         async with self._lock(agent_id):
             index = self._indexes.get(agent_id)
             if index is None:
+                from beamclaw_memory.search.index import AgentIndex  # numpy: the first search
+
                 index = self._indexes[agent_id] = AgentIndex(self._tokenizer)
                 index.reset_vectors(self._model)
             signature = await self.rows.signature(agent_id)

@@ -11,11 +11,12 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol
 
 from beamclaw_memory.service import MemoryCategory
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Signature = tuple[int, float]
 

@@ -4,25 +4,29 @@ Uses the process's shared :class:`~beamclaw_memory.Database`; the tables come fr
 ``memory`` migration branch. Embeddings are stored with their rows as little-endian
 float32 bytes plus the model name. Several processes may share one PostgreSQL database:
 each keeps its own search index and refreshes it from ``signature``/``versions``.
+
+numpy (through :mod:`beamclaw_memory.search.vectors`) is imported by the first row
+that carries an embedding, read or written: rows without vectors never load it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache, partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
 from beamclaw_memory.backends.rows import ChangeClock, MemoryRow, Signature, SourceState
-from beamclaw_memory.search.vectors import from_bytes, to_bytes
 from beamclaw_memory.service import MemoryCategory
 from beamclaw_memory.storage import Database
 from beamclaw_memory.tables import memory_entries as t
 from beamclaw_memory.tables import memory_sources as s
 from beamclaw_memory.unit import Unit
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _BATCH = 500
 _ROW_COLUMNS = (
@@ -41,6 +45,18 @@ _ROW_COLUMNS = (
 )
 
 
+def _vector(blob: bytes) -> np.ndarray:
+    from beamclaw_memory.search.vectors import from_bytes  # numpy: with the first vector
+
+    return from_bytes(blob)
+
+
+def _blob(vector: np.ndarray) -> bytes:
+    from beamclaw_memory.search.vectors import to_bytes  # numpy: with the first vector
+
+    return to_bytes(vector)
+
+
 def _row(record: Any) -> MemoryRow:
     blob = record.embedding
     return MemoryRow(
@@ -51,7 +67,7 @@ def _row(record: Any) -> MemoryRow:
         content_hash=record.content_hash,
         created_at=record.created_at,
         updated_at=record.updated_at,
-        embedding=from_bytes(blob) if blob is not None else None,
+        embedding=_vector(blob) if blob is not None else None,
         embedding_model=record.embedding_model if blob is not None else None,
         changed_at=record.changed_at,
         lines=(
@@ -124,7 +140,7 @@ class SqlRowStore:
                 "category": str(r.category),
                 "source": r.source,
                 "content_hash": r.content_hash,
-                "embedding": to_bytes(r.embedding) if r.embedding is not None else None,
+                "embedding": _blob(r.embedding) if r.embedding is not None else None,
                 "embedding_model": r.embedding_model if r.embedding is not None else None,
                 "created_at": r.created_at,
                 "updated_at": r.updated_at,
@@ -191,7 +207,7 @@ class SqlRowStore:
             {
                 "b_agent": agent_id,
                 "b_key": key,
-                "b_vec": to_bytes(vector),
+                "b_vec": _blob(vector),
                 "b_model": model,
                 "b_changed": self._clock.next(),
             }

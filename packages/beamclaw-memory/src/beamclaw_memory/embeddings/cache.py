@@ -4,7 +4,8 @@ Two layers: a process dictionary and, when a :class:`~beamclaw_memory.Database` 
 the ``embedding_cache`` table, so a restarted process does not pay the endpoint again.
 Invariants: an entry older than ``ttl_seconds`` (when > 0) is a miss and is removed; an
 entry whose dimension differs from the one asked for is a miss (a changed ``dimensions``
-setting never serves stale vectors); ``invalidate`` removes from both layers.
+setting never serves stale vectors); ``invalidate`` removes from both layers. numpy is
+imported by the first vector read or stored, not with the module.
 """
 
 from __future__ import annotations
@@ -12,15 +13,17 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
-from beamclaw_memory.search.vectors import from_bytes, to_bytes
 from beamclaw_memory.storage import Database
 from beamclaw_memory.tables import embedding_cache
 from beamclaw_memory.unit import Unit
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def text_hash(text: str) -> str:
@@ -93,6 +96,8 @@ class EmbeddingCache:
                 rows.extend((r[0], r[1], r[2]) for r in result)
             return rows
 
+        from beamclaw_memory.search.vectors import from_bytes  # numpy: with the first vector
+
         for h, blob, created_at in await self._db.read(work):
             vector = from_bytes(blob)
             if not self._fresh(created_at) or not _dims_ok(vector, dimensions):
@@ -108,6 +113,10 @@ class EmbeddingCache:
         self, model: str, texts: Sequence[str], vectors: Sequence[np.ndarray]
     ) -> None:
         """Remember ``vectors[i]`` as the embedding of ``texts[i]``."""
+        import numpy as np
+
+        from beamclaw_memory.search.vectors import to_bytes
+
         now = self._clock()
         rows: dict[str, dict[str, object]] = {}
         for text, vector in zip(texts, vectors, strict=True):

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from beamclaw_memory.embeddings.cache import EmbeddingCache
 from beamclaw_memory.embeddings.client import Embedder
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class CachingEmbedder:

@@ -4,17 +4,17 @@ The client batches inputs (``batch_size`` per request), truncates each to
 ``max_input_chars``, resolves its API key from a :class:`beamclaw_obs.Secret` at every
 request (never at construction) and turns every failure into an :class:`EmbeddingError`
 subclass with a secret-free reason. It never retries: the caller degrades to keyword
-search and tries again on the next search.
+search and tries again on the next search. numpy is imported by the first response
+parsed, not with the client.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import httpx
-import numpy as np
 
 from beamclaw_memory.errors import (
     EmbeddingDimensionError,
@@ -23,6 +23,9 @@ from beamclaw_memory.errors import (
 )
 from beamclaw_memory.settings import EmbeddingSettings
 from beamclaw_obs import EventType, MissingSecretError, emit, scrub
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @runtime_checkable
@@ -121,6 +124,8 @@ class OpenAIEmbedder:
             )
 
     def _parse(self, response: httpx.Response, count: int) -> list[np.ndarray]:
+        import numpy as np  # loads with the first response, not with the client
+
         try:
             payload = response.json()
             items = sorted(payload["data"], key=lambda item: int(item.get("index", 0)))

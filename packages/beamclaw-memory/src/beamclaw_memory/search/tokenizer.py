@@ -12,6 +12,8 @@ Invariants:
   overlapping character bigrams (a lone character is its own token), so ``東京都`` matches
   a query for ``東京``.
 * Stopwords and one-letter tokens of alphabetic scripts are dropped; digits are kept.
+* The stopword lists are bm25s's, read when a :class:`Tokenizer` first tokenises (bm25s
+  imports numpy): importing this module or building a :class:`Tokenizer` loads neither.
 """
 
 from __future__ import annotations
@@ -19,9 +21,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
-from functools import lru_cache
-
-from bm25s import stopwords as _bm25s_stopwords
+from functools import cached_property, lru_cache
 
 # Combining marks that ``\w`` does not match but that live inside words.
 _MARKS = (
@@ -35,17 +35,18 @@ _CJK_CHARS = (
 )
 _CJK_RUN = re.compile(rf"[{_CJK_CHARS}]+")
 
-_STOPWORD_LISTS: dict[str, tuple[str, ...]] = {
-    "en": _bm25s_stopwords.STOPWORDS_EN_PLUS,
-    "de": _bm25s_stopwords.STOPWORDS_GERMAN,
-    "nl": _bm25s_stopwords.STOPWORDS_DUTCH,
-    "fr": _bm25s_stopwords.STOPWORDS_FRENCH,
-    "es": _bm25s_stopwords.STOPWORDS_SPANISH,
-    "pt": _bm25s_stopwords.STOPWORDS_PORTUGUESE,
-    "it": _bm25s_stopwords.STOPWORDS_ITALIAN,
-    "ru": _bm25s_stopwords.STOPWORDS_RUSSIAN,
-    "sv": _bm25s_stopwords.STOPWORDS_SWEDISH,
+_STOPWORD_LISTS: dict[str, str] = {
+    "en": "STOPWORDS_EN_PLUS",
+    "de": "STOPWORDS_GERMAN",
+    "nl": "STOPWORDS_DUTCH",
+    "fr": "STOPWORDS_FRENCH",
+    "es": "STOPWORDS_SPANISH",
+    "pt": "STOPWORDS_PORTUGUESE",
+    "it": "STOPWORDS_ITALIAN",
+    "ru": "STOPWORDS_RUSSIAN",
+    "sv": "STOPWORDS_SWEDISH",
 }
+"""Language code → the name of its list in ``bm25s.stopwords``."""
 STOPWORD_LANGUAGES = tuple(sorted(_STOPWORD_LISTS))
 """Language codes accepted by :func:`stopwords_for`."""
 
@@ -53,9 +54,13 @@ STOPWORD_LANGUAGES = tuple(sorted(_STOPWORD_LISTS))
 @lru_cache(maxsize=32)
 def stopwords_for(languages: tuple[str, ...]) -> frozenset[str]:
     """The union of the stopword lists of ``languages`` (unknown codes are ignored)."""
+    from bm25s import stopwords as lists  # bm25s (and numpy) load with the first tokenising
+
     words: set[str] = set()
     for lang in languages:
-        for word in _STOPWORD_LISTS.get(lang, ()):
+        name = _STOPWORD_LISTS.get(lang)
+        listed: tuple[str, ...] = getattr(lists, name) if name is not None else ()
+        for word in listed:
             folded = unicodedata.normalize("NFKC", word).casefold()
             words.add(folded)
             words.add(fold_latin(folded))
@@ -117,7 +122,11 @@ class Tokenizer:
 
     def __init__(self, stopword_languages: Iterable[str] = ("en",)) -> None:
         self.languages = tuple(sorted(set(stopword_languages)))
-        self.stopwords = stopwords_for(self.languages)
+
+    @cached_property
+    def stopwords(self) -> frozenset[str]:
+        """:func:`stopwords_for` the languages, read at the first use."""
+        return stopwords_for(self.languages)
 
     def __call__(self, text: str) -> list[str]:
         return tokenize(text, self.stopwords)
