@@ -494,9 +494,23 @@ def rule_patterns() -> tuple[tuple[re.Pattern[str], bool], ...]:
     return tuple((r.pattern, r.replace is _replace_value) for r in _rules())
 
 
-def key_before(text: str, separator: int) -> bool:
-    """True when a key (``api_key``, ``DB_PASSWORD``) ends just before ``separator``."""
-    return _key_before(text, separator)
+def key_may_end_before(text: str, separator: int) -> bool:
+    """True when a key (``api_key``, ``DB_PASSWORD``) ends just before ``separator``, or
+    may once an earlier rule has redacted a match: the word there ends with a key word
+    (``…FAKEfpassword`` becomes ``[REDACTED]password`` when ``AIza…FAKEf`` is a Google
+    key). Never False where :func:`scrub` would find a key."""
+    if _key_before(text, separator):
+        return True
+    end = separator
+    while end > 0 and text[end - 1] in " \t":
+        end -= 1
+    if end > 0 and text[end - 1] in "\"'":
+        end -= 1
+    start = end
+    while start > 0 and text[start - 1] in _WORD_CHARS:
+        start -= 1
+    word = text[start:end].casefold()
+    return any(word.endswith(key) for key in _KEY_WORDS)
 
 
 def registered_literals() -> frozenset[str]:
