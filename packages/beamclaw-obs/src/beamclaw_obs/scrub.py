@@ -27,8 +27,6 @@ or more characters survives.
 from __future__ import annotations
 
 import importlib
-import inspect
-import pkgutil
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -173,12 +171,26 @@ _EXCLUDED_DETECTORS = frozenset({"IPPublicDetector", "PrivateKeyDetector"})
 _DETECTOR_TRIM = " \t\r\n=:\"'"
 
 
-def _detect_secrets_formats() -> tuple[_Format, ...]:
-    """Every regex of every ``RegexBasedDetector`` plugin shipped with detect-secrets."""
+DetectorPattern = tuple[str, str, int]
+"""One detect-secrets regex: (its detector's ``secret_type``, the pattern's source, its
+``re`` flags)."""
+
+
+def derive_detect_secrets_patterns() -> tuple[DetectorPattern, ...]:
+    """Every regex of every ``RegexBasedDetector`` plugin of the installed detect-secrets,
+    minus the excluded detectors, in plugin-module then class-name order.
+
+    Imports detect-secrets and each plugin module (requests included): ~0.2 s, so
+    :func:`scrub` reads the shipped table (:mod:`beamclaw_obs.scrub_formats`) instead
+    when the installed version is the one it was generated from.
+    """
+    import inspect
+    import pkgutil
+
     import detect_secrets.plugins as plugins
     from detect_secrets.plugins.base import RegexBasedDetector
 
-    found: list[_Format] = []
+    found: list[DetectorPattern] = []
     for info in sorted(pkgutil.iter_modules(plugins.__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{plugins.__name__}.{info.name}")
         for _, cls in inspect.getmembers(module, inspect.isclass):
@@ -191,11 +203,38 @@ def _detect_secrets_formats() -> tuple[_Format, ...]:
             ):
                 continue
             name = str(getattr(cls, "secret_type", cls.__name__))
-            for pattern in cls().denylist:
-                compiled = re.compile(pattern.pattern, pattern.flags)
-                found.append(
-                    _Format(name, compiled, 1 if compiled.groups else 0, _DETECTOR_TRIM, True)
-                )
+            found.extend((name, p.pattern, int(p.flags)) for p in cls().denylist)
+    return tuple(found)
+
+
+def installed_detect_secrets() -> str | None:
+    """The installed detect-secrets' version, read from its metadata (the package itself
+    is not imported), or None when it is not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("detect-secrets")
+    except PackageNotFoundError:
+        return None
+
+
+def detect_secrets_patterns(installed: str | None) -> tuple[DetectorPattern, ...]:
+    """detect-secrets' patterns for version ``installed``: the shipped table when it was
+    generated from that very version, else derived from the package (so an upgrade never
+    silently loses a format, and a missing package fails as deriving does)."""
+    from beamclaw_obs import scrub_formats
+
+    if installed is not None and installed == scrub_formats.DETECT_SECRETS_VERSION:
+        return scrub_formats.PATTERNS
+    return derive_detect_secrets_patterns()
+
+
+def _detect_secrets_formats() -> tuple[_Format, ...]:
+    """The installed detect-secrets' regex detectors as formats (line by line, trimmed)."""
+    found: list[_Format] = []
+    for name, source, flags in detect_secrets_patterns(installed_detect_secrets()):
+        compiled = re.compile(source, flags)
+        found.append(_Format(name, compiled, 1 if compiled.groups else 0, _DETECTOR_TRIM, True))
     return tuple(found)
 
 
