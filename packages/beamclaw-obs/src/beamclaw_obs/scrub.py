@@ -40,15 +40,18 @@ _MARKER_RE = r"\[REDACTED\]"
 
 @dataclass(frozen=True, slots=True)
 class _Format:
-    """A credential format. ``group`` 0 redacts the whole match, else that group only.
+    """A credential format: a regex's source and flags, compiled when first needed.
 
-    ``trim`` strips these characters from the ends of the redacted span (detectors that
-    match their delimiters along with the secret).
+    ``group`` 0 redacts the whole match, None the first group when the pattern has one
+    (else the whole match), any other number that group only. ``trim`` strips these
+    characters from the ends of the redacted span (detectors that match their delimiters
+    along with the secret).
     """
 
     name: str
-    pattern: re.Pattern[str]
-    group: int = 0
+    source: str
+    flags: int = 0
+    group: int | None = 0
     trim: str = ""
     per_line: bool = False
     """Apply line by line, only to lines holding a trigger (detect-secrets' own semantics)."""
@@ -57,7 +60,7 @@ class _Format:
 
 
 def _own(name: str, pattern: str, flags: int = 0) -> _Format:
-    return _Format(name, re.compile(pattern, flags))
+    return _Format(name, pattern, flags)
 
 
 _NOT_AFTER = r"(?<![A-Za-z0-9_-])"  # a token starts a word: "task-…" is not "sk-…"
@@ -137,13 +140,11 @@ _CODE_VALUE = (
 _KV_FORMATS: tuple[_Format, ...] = (
     _Format(
         "key=value",
-        re.compile(
-            rf"""(?ix)
-            [:=][ \t]*                       # separator (the key is checked when replacing)
-            (?!{_MARKER_RE})(?!(?:{_CODE_VALUE}))
-            (?:"(?P<dq>[^"\n]+)"|'(?P<sq>[^'\n]+)'|(?P<bare>[^\s"',;&)}}\]]+))
-            """
-        ),
+        rf"""(?ix)
+        [:=][ \t]*                       # separator (the key is checked when replacing)
+        (?!{_MARKER_RE})(?!(?:{_CODE_VALUE}))
+        (?:"(?P<dq>[^"\n]+)"|'(?P<sq>[^'\n]+)'|(?P<bare>[^\s"',;&)}}\]]+))
+        """,
         per_line=True,
         triggers=_KEY_TRIGGERS,
     ),
@@ -151,18 +152,14 @@ _KV_FORMATS: tuple[_Format, ...] = (
     # or 20+ letters), so "Bearer token" and "basic understanding" stay prose.
     _Format(
         "Bearer",
-        re.compile(
-            rf"\bBearer\s+(?!{_MARKER_RE})"
-            r"(?P<bare>(?=[A-Za-z0-9._~+/=-]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}"
-            r"|[A-Za-z]{20,})"
-        ),
+        rf"\bBearer\s+(?!{_MARKER_RE})"
+        r"(?P<bare>(?=[A-Za-z0-9._~+/=-]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}"
+        r"|[A-Za-z]{20,})",
     ),
     _Format(
         "Basic",
-        re.compile(
-            rf"\bBasic\s+(?!{_MARKER_RE})"
-            r"(?P<bare>(?=[A-Za-z0-9+/=]*(?:[0-9+/=]|[a-z][A-Z]))[A-Za-z0-9+/=]{8,})"
-        ),
+        rf"\bBasic\s+(?!{_MARKER_RE})"
+        r"(?P<bare>(?=[A-Za-z0-9+/=]*(?:[0-9+/=]|[a-z][A-Z]))[A-Za-z0-9+/=]{8,})",
     ),
 )
 
@@ -233,8 +230,7 @@ def _detect_secrets_formats() -> tuple[_Format, ...]:
     """The installed detect-secrets' regex detectors as formats (line by line, trimmed)."""
     found: list[_Format] = []
     for name, source, flags in detect_secrets_patterns(installed_detect_secrets()):
-        compiled = re.compile(source, flags)
-        found.append(_Format(name, compiled, 1 if compiled.groups else 0, _DETECTOR_TRIM, True))
+        found.append(_Format(name, source, flags, None, _DETECTOR_TRIM, True))
     return tuple(found)
 
 
@@ -309,9 +305,12 @@ def _redact_span(match: re.Match[str], start: int, end: int) -> str:
 
 def _replacer(fmt: _Format) -> Callable[[re.Match[str]], str]:
     def replace(match: re.Match[str]) -> str:
-        if fmt.group and match.group(fmt.group) is None:
+        group = fmt.group
+        if group is None:
+            group = 1 if match.re.groups else 0
+        if group and match.group(group) is None:
             return match.group(0)
-        start, end = match.span(fmt.group)
+        start, end = match.span(group)
         span = match.string[start:end]
         if fmt.trim:
             lead = len(span) - len(span.lstrip(fmt.trim))
@@ -409,15 +408,15 @@ def _required(items: Any) -> list[frozenset[str]]:
     return found
 
 
-def _triggers(pattern: re.Pattern[str]) -> tuple[tuple[frozenset[str], ...], bool]:
-    """Every useful trigger set of ``pattern``, best first, and whether to fold case.
+def _triggers(source: str, flags: int) -> tuple[tuple[frozenset[str], ...], bool]:
+    """Every useful trigger set of a regex, best first, and whether to fold case.
 
     A match contains at least one literal of *each* set. Case-insensitive patterns get
     case-folded literals, checked against the case-folded text.
     """
     try:
         parser: Any = importlib.import_module("re._parser")
-        parsed = parser.parse(pattern.pattern, pattern.flags)
+        parsed = parser.parse(source, flags)
         fold = bool(parsed.state.flags & re.IGNORECASE)
         sets = [o for o in _required(parsed.data) if o and min(len(t) for t in o) >= _MIN_TRIGGER]
     except Exception:  # an unparsable or unusual pattern simply always runs
@@ -428,21 +427,33 @@ def _triggers(pattern: re.Pattern[str]) -> tuple[tuple[frozenset[str], ...], boo
     return tuple(sets), fold
 
 
-@dataclass(frozen=True, slots=True)
 class _Rule:
-    pattern: re.Pattern[str]
-    replace: Callable[[re.Match[str]], str]
-    triggers: tuple[frozenset[str], ...]
-    """Each set must have a literal in the text for the rule to run; () = always run."""
-    fold: bool
-    per_line: bool
+    """A format ready to apply. Its regex is compiled the first time a text holds its
+    triggers (most of the ~60 never run on a given log line): a first scrub compiles a
+    few patterns, not all of them."""
 
-    @classmethod
-    def build(cls, fmt: _Format, replace: Callable[[re.Match[str]], str]) -> _Rule:
+    __slots__ = ("_compiled", "_flags", "_source", "fold", "per_line", "replace", "triggers")
+
+    def __init__(self, fmt: _Format, replace: Callable[[re.Match[str]], str]) -> None:
+        self._source = fmt.source
+        self._flags = fmt.flags
+        self._compiled: re.Pattern[str] | None = None
+        self.replace = replace
+        self.per_line = fmt.per_line
+        self.triggers: tuple[frozenset[str], ...]
+        """Each set must have a literal in the text for the rule to run; () = always run."""
+        self.fold: bool
         if fmt.triggers is not None:
-            return cls(fmt.pattern, replace, (fmt.triggers,), True, fmt.per_line)
-        triggers, fold = _triggers(fmt.pattern)
-        return cls(fmt.pattern, replace, triggers, fold, fmt.per_line)
+            self.triggers, self.fold = (fmt.triggers,), True
+        else:
+            self.triggers, self.fold = _triggers(fmt.source, fmt.flags)
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        compiled = self._compiled
+        if compiled is None:  # two threads may both compile: the same pattern either way
+            compiled = self._compiled = re.compile(self._source, self._flags)
+        return compiled
 
 
 def _rules() -> tuple[_Rule, ...]:
@@ -451,8 +462,8 @@ def _rules() -> tuple[_Rule, ...]:
     if rules is None:
         with _lock:
             if _compiled is None:
-                own = tuple(_Rule.build(f, _replacer(f)) for f in _all_formats())
-                kv = tuple(_Rule.build(f, _replace_value) for f in _KV_FORMATS)
+                own = tuple(_Rule(f, _replacer(f)) for f in _all_formats())
+                kv = tuple(_Rule(f, _replace_value) for f in _KV_FORMATS)
                 _compiled = own + kv
             rules = _compiled
     return rules
