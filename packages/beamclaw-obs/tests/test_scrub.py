@@ -9,15 +9,33 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 import pkgutil
+import subprocess
+import sys
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from beamclaw_obs import REDACTED, Secret, forget_secrets, register_secret, scrub, scrub_value
-from beamclaw_obs.scrub import detect_secrets_error, secret_formats
+from beamclaw_obs import (
+    REDACTED,
+    Secret,
+    forget_secrets,
+    register_secret,
+    scrub,
+    scrub_formats,
+    scrub_value,
+)
+from beamclaw_obs.scrub import (
+    derive_detect_secrets_patterns,
+    detect_secrets_error,
+    detect_secrets_patterns,
+    installed_detect_secrets,
+    secret_formats,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -163,11 +181,47 @@ def test_formats_are_derived_from_detect_secrets_plugins() -> None:
                 and not inspect.isabstract(cls)
                 and cls.__name__ not in {"IPPublicDetector", "PrivateKeyDetector"}
             ):
-                names.add(cls.secret_type)
+                detector: Any = cls
+                names.add(str(detector.secret_type))
     assert len(names) >= 20
     assert detect_secrets_error() is None
     assert names <= set(secret_formats())
     assert "Public IP (ipv4)" not in secret_formats()
+
+
+def test_the_shipped_detect_secrets_table_is_what_the_installed_version_derives() -> None:
+    """A detect-secrets upgrade that changes its detectors fails here until the table is
+    regenerated (``python scripts/gen_scrub_formats.py``)."""
+    assert installed_detect_secrets() == scrub_formats.DETECT_SECRETS_VERSION
+    assert derive_detect_secrets_patterns() == scrub_formats.PATTERNS
+
+
+def test_another_detect_secrets_version_is_derived_not_read_from_the_table() -> None:
+    shipped = scrub_formats.DETECT_SECRETS_VERSION
+    assert detect_secrets_patterns(shipped) is scrub_formats.PATTERNS
+    derived = detect_secrets_patterns(shipped + ".post1")
+    assert derived is not scrub_formats.PATTERNS
+    assert derived == derive_detect_secrets_patterns()
+
+
+_FIRST_SCRUB = """
+import json, sys
+from beamclaw_obs import scrub
+from beamclaw_obs.scrub import detect_secrets_error
+out = [scrub("x password=hunter2"), scrub("aws_pw = '" + "FAKE/fake+" * 4 + "'")]
+print(json.dumps([out, "detect_secrets" in sys.modules, detect_secrets_error()]))
+"""
+
+
+def test_the_first_scrub_reads_the_table_without_importing_detect_secrets() -> None:
+    r = subprocess.run(
+        [sys.executable, "-c", _FIRST_SCRUB], capture_output=True, text=True, check=False
+    )
+    assert r.returncode == 0, r.stderr
+    out, imported, error = json.loads(r.stdout)
+    assert out == [f"x password={REDACTED}", f"aws_pw = '{REDACTED}'"]
+    assert not imported
+    assert error is None
 
 
 # ------------------------------------------------------------------ configured secrets

@@ -158,6 +158,20 @@ def test_a_key_value_waits_only_after_a_key() -> None:
     assert scrubber.feed("ter2\n") + scrubber.finish() == "password: [REDACTED]\n"
 
 
+def test_a_word_that_becomes_a_key_once_a_format_is_redacted_waits_too() -> None:
+    """``AIza…FAKEfpassword = "…"``: scrubbing redacts the Google key first, leaving
+    ``[REDACTED]password``, a key; the raw word ``…FAKEfpassword`` is none, so judging it
+    on the raw text alone released the quoted value's first word (found by hypothesis)."""
+    text = "AIza" + "FAKE_fake-" * 3 + 'FAKEfpassword = "two words" ok'
+    whole = scrub(text)
+    assert "two" not in whole
+    released = ""
+    for piece in _stream(_split(text, [text.index("two ") + 4])):
+        released += piece
+        assert whole.startswith(released)
+    assert released == whole
+
+
 def test_a_long_line_keeps_only_recent_context_and_still_scrubs() -> None:
     words = ("the quick brown fox jumps over a lazy dog " * 80).split(" ")
     text = " ".join(words[:400]) + " password: hunter22 and " + " ".join(words[400:])

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -247,3 +250,32 @@ def test_listed_stays_the_same_object_until_the_tools_change() -> None:
     reg.register(Raw("t1", "ok"))
     assert reg.listed() is not first
     assert [d.name for d in reg.listed()] == ["echo", "t1"]
+
+
+_REGISTER = """
+import json, os, sys
+from beamclaw_tools import ToolRegistry, ToolsSettings
+os.environ["BRAVE_API_KEY"] = "fake-brave-key"
+settings = ToolsSettings.model_validate({"web_search": {"api_key": {"env": "BRAVE_API_KEY"}}})
+registry = ToolRegistry.with_builtins(settings)
+heavy = ("bs4", "soupsieve", "markdownify", "httpx")
+before = sorted(m for m in heavy if m in sys.modules)
+from beamclaw_tools.builtin import html_to_markdown
+page = html_to_markdown("<html><title>T</title><body><nav>menu</nav><p>Hi</p></body></html>")
+print(json.dumps([before, "web_fetch" in registry, "web_search" in registry, page,
+                  "bs4" in sys.modules]))
+"""
+
+
+def test_registering_the_builtins_loads_no_html_parser_nor_http_client() -> None:
+    """BeautifulSoup, markdownify and httpx load when a page is parsed or fetched, not when
+    the gateway registers ``web_fetch``/``web_search``/``http_request``."""
+    r = subprocess.run(
+        [sys.executable, "-c", _REGISTER], capture_output=True, text=True, check=False
+    )
+    assert r.returncode == 0, r.stderr
+    before, fetch, search, page, parsed = json.loads(r.stdout)
+    assert before == []
+    assert fetch and search
+    assert page == "# T\n\nHi"
+    assert parsed

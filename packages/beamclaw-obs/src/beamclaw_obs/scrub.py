@@ -27,8 +27,6 @@ or more characters survives.
 from __future__ import annotations
 
 import importlib
-import inspect
-import pkgutil
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -42,15 +40,18 @@ _MARKER_RE = r"\[REDACTED\]"
 
 @dataclass(frozen=True, slots=True)
 class _Format:
-    """A credential format. ``group`` 0 redacts the whole match, else that group only.
+    """A credential format: a regex's source and flags, compiled when first needed.
 
-    ``trim`` strips these characters from the ends of the redacted span (detectors that
-    match their delimiters along with the secret).
+    ``group`` 0 redacts the whole match, None the first group when the pattern has one
+    (else the whole match), any other number that group only. ``trim`` strips these
+    characters from the ends of the redacted span (detectors that match their delimiters
+    along with the secret).
     """
 
     name: str
-    pattern: re.Pattern[str]
-    group: int = 0
+    source: str
+    flags: int = 0
+    group: int | None = 0
     trim: str = ""
     per_line: bool = False
     """Apply line by line, only to lines holding a trigger (detect-secrets' own semantics)."""
@@ -59,7 +60,7 @@ class _Format:
 
 
 def _own(name: str, pattern: str, flags: int = 0) -> _Format:
-    return _Format(name, re.compile(pattern, flags))
+    return _Format(name, pattern, flags)
 
 
 _NOT_AFTER = r"(?<![A-Za-z0-9_-])"  # a token starts a word: "task-…" is not "sk-…"
@@ -139,13 +140,11 @@ _CODE_VALUE = (
 _KV_FORMATS: tuple[_Format, ...] = (
     _Format(
         "key=value",
-        re.compile(
-            rf"""(?ix)
-            [:=][ \t]*                       # separator (the key is checked when replacing)
-            (?!{_MARKER_RE})(?!(?:{_CODE_VALUE}))
-            (?:"(?P<dq>[^"\n]+)"|'(?P<sq>[^'\n]+)'|(?P<bare>[^\s"',;&)}}\]]+))
-            """
-        ),
+        rf"""(?ix)
+        [:=][ \t]*                       # separator (the key is checked when replacing)
+        (?!{_MARKER_RE})(?!(?:{_CODE_VALUE}))
+        (?:"(?P<dq>[^"\n]+)"|'(?P<sq>[^'\n]+)'|(?P<bare>[^\s"',;&)}}\]]+))
+        """,
         per_line=True,
         triggers=_KEY_TRIGGERS,
     ),
@@ -153,18 +152,14 @@ _KV_FORMATS: tuple[_Format, ...] = (
     # or 20+ letters), so "Bearer token" and "basic understanding" stay prose.
     _Format(
         "Bearer",
-        re.compile(
-            rf"\bBearer\s+(?!{_MARKER_RE})"
-            r"(?P<bare>(?=[A-Za-z0-9._~+/=-]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}"
-            r"|[A-Za-z]{20,})"
-        ),
+        rf"\bBearer\s+(?!{_MARKER_RE})"
+        r"(?P<bare>(?=[A-Za-z0-9._~+/=-]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}"
+        r"|[A-Za-z]{20,})",
     ),
     _Format(
         "Basic",
-        re.compile(
-            rf"\bBasic\s+(?!{_MARKER_RE})"
-            r"(?P<bare>(?=[A-Za-z0-9+/=]*(?:[0-9+/=]|[a-z][A-Z]))[A-Za-z0-9+/=]{8,})"
-        ),
+        rf"\bBasic\s+(?!{_MARKER_RE})"
+        r"(?P<bare>(?=[A-Za-z0-9+/=]*(?:[0-9+/=]|[a-z][A-Z]))[A-Za-z0-9+/=]{8,})",
     ),
 )
 
@@ -173,12 +168,26 @@ _EXCLUDED_DETECTORS = frozenset({"IPPublicDetector", "PrivateKeyDetector"})
 _DETECTOR_TRIM = " \t\r\n=:\"'"
 
 
-def _detect_secrets_formats() -> tuple[_Format, ...]:
-    """Every regex of every ``RegexBasedDetector`` plugin shipped with detect-secrets."""
+DetectorPattern = tuple[str, str, int]
+"""One detect-secrets regex: (its detector's ``secret_type``, the pattern's source, its
+``re`` flags)."""
+
+
+def derive_detect_secrets_patterns() -> tuple[DetectorPattern, ...]:
+    """Every regex of every ``RegexBasedDetector`` plugin of the installed detect-secrets,
+    minus the excluded detectors, in plugin-module then class-name order.
+
+    Imports detect-secrets and each plugin module (requests included): ~0.2 s, so
+    :func:`scrub` reads the shipped table (:mod:`beamclaw_obs.scrub_formats`) instead
+    when the installed version is the one it was generated from.
+    """
+    import inspect
+    import pkgutil
+
     import detect_secrets.plugins as plugins
     from detect_secrets.plugins.base import RegexBasedDetector
 
-    found: list[_Format] = []
+    found: list[DetectorPattern] = []
     for info in sorted(pkgutil.iter_modules(plugins.__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{plugins.__name__}.{info.name}")
         for _, cls in inspect.getmembers(module, inspect.isclass):
@@ -191,11 +200,37 @@ def _detect_secrets_formats() -> tuple[_Format, ...]:
             ):
                 continue
             name = str(getattr(cls, "secret_type", cls.__name__))
-            for pattern in cls().denylist:
-                compiled = re.compile(pattern.pattern, pattern.flags)
-                found.append(
-                    _Format(name, compiled, 1 if compiled.groups else 0, _DETECTOR_TRIM, True)
-                )
+            found.extend((name, p.pattern, int(p.flags)) for p in cls().denylist)
+    return tuple(found)
+
+
+def installed_detect_secrets() -> str | None:
+    """The installed detect-secrets' version, read from its metadata (the package itself
+    is not imported), or None when it is not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("detect-secrets")
+    except PackageNotFoundError:
+        return None
+
+
+def detect_secrets_patterns(installed: str | None) -> tuple[DetectorPattern, ...]:
+    """detect-secrets' patterns for version ``installed``: the shipped table when it was
+    generated from that very version, else derived from the package (so an upgrade never
+    silently loses a format, and a missing package fails as deriving does)."""
+    from beamclaw_obs import scrub_formats
+
+    if installed is not None and installed == scrub_formats.DETECT_SECRETS_VERSION:
+        return scrub_formats.PATTERNS
+    return derive_detect_secrets_patterns()
+
+
+def _detect_secrets_formats() -> tuple[_Format, ...]:
+    """The installed detect-secrets' regex detectors as formats (line by line, trimmed)."""
+    found: list[_Format] = []
+    for name, source, flags in detect_secrets_patterns(installed_detect_secrets()):
+        found.append(_Format(name, source, flags, None, _DETECTOR_TRIM, True))
     return tuple(found)
 
 
@@ -270,9 +305,12 @@ def _redact_span(match: re.Match[str], start: int, end: int) -> str:
 
 def _replacer(fmt: _Format) -> Callable[[re.Match[str]], str]:
     def replace(match: re.Match[str]) -> str:
-        if fmt.group and match.group(fmt.group) is None:
+        group = fmt.group
+        if group is None:
+            group = 1 if match.re.groups else 0
+        if group and match.group(group) is None:
             return match.group(0)
-        start, end = match.span(fmt.group)
+        start, end = match.span(group)
         span = match.string[start:end]
         if fmt.trim:
             lead = len(span) - len(span.lstrip(fmt.trim))
@@ -370,15 +408,15 @@ def _required(items: Any) -> list[frozenset[str]]:
     return found
 
 
-def _triggers(pattern: re.Pattern[str]) -> tuple[tuple[frozenset[str], ...], bool]:
-    """Every useful trigger set of ``pattern``, best first, and whether to fold case.
+def _triggers(source: str, flags: int) -> tuple[tuple[frozenset[str], ...], bool]:
+    """Every useful trigger set of a regex, best first, and whether to fold case.
 
     A match contains at least one literal of *each* set. Case-insensitive patterns get
     case-folded literals, checked against the case-folded text.
     """
     try:
         parser: Any = importlib.import_module("re._parser")
-        parsed = parser.parse(pattern.pattern, pattern.flags)
+        parsed = parser.parse(source, flags)
         fold = bool(parsed.state.flags & re.IGNORECASE)
         sets = [o for o in _required(parsed.data) if o and min(len(t) for t in o) >= _MIN_TRIGGER]
     except Exception:  # an unparsable or unusual pattern simply always runs
@@ -389,21 +427,33 @@ def _triggers(pattern: re.Pattern[str]) -> tuple[tuple[frozenset[str], ...], boo
     return tuple(sets), fold
 
 
-@dataclass(frozen=True, slots=True)
 class _Rule:
-    pattern: re.Pattern[str]
-    replace: Callable[[re.Match[str]], str]
-    triggers: tuple[frozenset[str], ...]
-    """Each set must have a literal in the text for the rule to run; () = always run."""
-    fold: bool
-    per_line: bool
+    """A format ready to apply. Its regex is compiled the first time a text holds its
+    triggers (most of the ~60 never run on a given log line): a first scrub compiles a
+    few patterns, not all of them."""
 
-    @classmethod
-    def build(cls, fmt: _Format, replace: Callable[[re.Match[str]], str]) -> _Rule:
+    __slots__ = ("_compiled", "_flags", "_source", "fold", "per_line", "replace", "triggers")
+
+    def __init__(self, fmt: _Format, replace: Callable[[re.Match[str]], str]) -> None:
+        self._source = fmt.source
+        self._flags = fmt.flags
+        self._compiled: re.Pattern[str] | None = None
+        self.replace = replace
+        self.per_line = fmt.per_line
+        self.triggers: tuple[frozenset[str], ...]
+        """Each set must have a literal in the text for the rule to run; () = always run."""
+        self.fold: bool
         if fmt.triggers is not None:
-            return cls(fmt.pattern, replace, (fmt.triggers,), True, fmt.per_line)
-        triggers, fold = _triggers(fmt.pattern)
-        return cls(fmt.pattern, replace, triggers, fold, fmt.per_line)
+            self.triggers, self.fold = (fmt.triggers,), True
+        else:
+            self.triggers, self.fold = _triggers(fmt.source, fmt.flags)
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        compiled = self._compiled
+        if compiled is None:  # two threads may both compile: the same pattern either way
+            compiled = self._compiled = re.compile(self._source, self._flags)
+        return compiled
 
 
 def _rules() -> tuple[_Rule, ...]:
@@ -412,8 +462,8 @@ def _rules() -> tuple[_Rule, ...]:
     if rules is None:
         with _lock:
             if _compiled is None:
-                own = tuple(_Rule.build(f, _replacer(f)) for f in _all_formats())
-                kv = tuple(_Rule.build(f, _replace_value) for f in _KV_FORMATS)
+                own = tuple(_Rule(f, _replacer(f)) for f in _all_formats())
+                kv = tuple(_Rule(f, _replace_value) for f in _KV_FORMATS)
                 _compiled = own + kv
             rules = _compiled
     return rules
@@ -494,9 +544,23 @@ def rule_patterns() -> tuple[tuple[re.Pattern[str], bool], ...]:
     return tuple((r.pattern, r.replace is _replace_value) for r in _rules())
 
 
-def key_before(text: str, separator: int) -> bool:
-    """True when a key (``api_key``, ``DB_PASSWORD``) ends just before ``separator``."""
-    return _key_before(text, separator)
+def key_may_end_before(text: str, separator: int) -> bool:
+    """True when a key (``api_key``, ``DB_PASSWORD``) ends just before ``separator``, or
+    may once an earlier rule has redacted a match: the word there ends with a key word
+    (``…FAKEfpassword`` becomes ``[REDACTED]password`` when ``AIza…FAKEf`` is a Google
+    key). Never False where :func:`scrub` would find a key."""
+    if _key_before(text, separator):
+        return True
+    end = separator
+    while end > 0 and text[end - 1] in " \t":
+        end -= 1
+    if end > 0 and text[end - 1] in "\"'":
+        end -= 1
+    start = end
+    while start > 0 and text[start - 1] in _WORD_CHARS:
+        start -= 1
+    word = text[start:end].casefold()
+    return any(word.endswith(key) for key in _KEY_WORDS)
 
 
 def registered_literals() -> frozenset[str]:

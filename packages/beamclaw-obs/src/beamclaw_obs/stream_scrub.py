@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from beamclaw_obs.scrub import key_before, registered_literals, rule_patterns, scrub
+from beamclaw_obs.scrub import key_may_end_before, registered_literals, rule_patterns, scrub
 from beamclaw_obs.scrub_prefix import PrefixAutomaton
 
 _LONG_LINE = 2048
@@ -29,7 +29,9 @@ detector's lead-in): what a cut long line keeps of its released text."""
 
 
 def _kv_admit(whole: str, at: int) -> bool:
-    return whole[at] not in ":=" or key_before(whole, at)
+    """Whether a key/value match may start at ``at``: judged on the raw text, so a word
+    that becomes a key only once an earlier rule redacts its start counts too."""
+    return whole[at] not in ":=" or key_may_end_before(whole, at)
 
 
 @lru_cache(maxsize=1)

@@ -6,15 +6,15 @@ the vetted address (Host header and TLS SNI keep the original name, so certifica
 still checked against it). A DNS answer that changes between check and connect cannot
 redirect the request (no DNS rebinding). Redirects are followed manually, one hop at a
 time, each hop re-checked; sensitive headers are dropped when a redirect changes origin.
-Bodies are read up to ``max_bytes``; the rest is not downloaded.
+Bodies are read up to ``max_bytes``; the rest is not downloaded. httpx is imported by the
+first fetch, not with this module (registering the tools that fetch needs no HTTP client).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-import httpx
+from typing import TYPE_CHECKING
 
 from beamclaw_tools.errors import FetchError, UnsafeAddressError
 from beamclaw_tools.netguard import (
@@ -25,6 +25,9 @@ from beamclaw_tools.netguard import (
     literal_address,
     system_resolver,
 )
+
+if TYPE_CHECKING:
+    import httpx
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 ALWAYS_SENSITIVE = frozenset({"authorization", "cookie", "proxy-authorization"})
@@ -114,6 +117,8 @@ async def guarded_fetch(
         UnsafeAddressError: a hop targets a refused address or scheme.
         FetchError: DNS, connection, protocol errors, or too many redirects.
     """
+    import httpx
+
     try:
         current = httpx.URL(url)
     except httpx.InvalidURL as e:

@@ -4,15 +4,16 @@
 readable part (scripts, styles, navigation and forms removed) and converted with
 ``markdownify``. ``web_search`` is only built when a Brave API key is configured and
 available; its base URL is configurable (tests point it at a local fake).
+
+Invariant: importing this module (as registering the built-in tools does) loads neither
+BeautifulSoup, markdownify nor httpx; each is imported where it is first used (parsing
+HTML, searching), so a gateway that never fetches a page never pays for them.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
-import httpx
-from bs4 import BeautifulSoup
-from markdownify import MarkdownConverter
 from pydantic import Field
 
 from beamclaw_obs import MissingSecretError
@@ -23,6 +24,9 @@ from beamclaw_tools.fetch import guarded_fetch
 from beamclaw_tools.netguard import NetworkPolicy, Resolver, system_resolver
 from beamclaw_tools.settings import WebFetchSettings, WebSearchSettings
 from beamclaw_tools.types import SessionRef, ToolOutput
+
+if TYPE_CHECKING:
+    import httpx
 
 NOISE_TAGS = (
     "script",
@@ -43,6 +47,9 @@ NOISE_TAGS = (
 
 def html_to_markdown(html: str, *, plain: bool = False) -> str:
     """Readable markdown (or plain text) of an HTML document, title first."""
+    from bs4 import BeautifulSoup
+    from markdownify import MarkdownConverter
+
     soup = BeautifulSoup(html, "html.parser")
     title = soup.title.get_text(strip=True) if soup.title else ""
     for tag in soup(list(NOISE_TAGS)):
@@ -141,6 +148,9 @@ class WebSearchTool(TypedTool[WebSearchArgs]):
             key = self._settings.api_key.resolve(used_for="web_search")
         except MissingSecretError as e:
             return ToolOutput.error(str(e))
+        import httpx
+        from bs4 import BeautifulSoup
+
         url = self._settings.base_url.rstrip("/") + "/web/search"
         params: dict[str, str | int] = {
             "q": args.query,
