@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 from beamclaw_core.settings import CoreSettings
 from beamclaw_obs import Section
@@ -26,6 +27,11 @@ class AgentSettings(Section):
     """Model for this agent only, replacing its provider's ``model``; None = the provider's."""
     autonomy_level: Autonomy | None = None
     """``read_only``, ``supervised`` or ``full``; None = ``[core] autonomy_level``."""
+    approval_mode: Literal["deny", "wait"] | None = None
+    """How an API turn of this agent (``/v1``) treats a tool approval: ``deny`` at once,
+    or ``wait`` for an answer from another front end (``/api/approvals``, ``/ws``, the
+    TUI) until ``approval_timeout_seconds``; None = ``[gateway.api] approval_mode``. The
+    request's ``X-Approval-Mode`` header beats both."""
 
 
 @dataclass(frozen=True)

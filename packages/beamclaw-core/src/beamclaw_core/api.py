@@ -27,7 +27,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from loguru import logger
 
@@ -58,6 +58,10 @@ STOP_INDEXING_SECONDS = 10.0
 """How long :meth:`Core.stop` waits for background transcript indexing."""
 STOP_HOOKS_SECONDS = 10.0
 """How long :meth:`Core.stop` waits for session-end hooks of the shutdown."""
+
+
+AnswerOutcome = Literal["answered", "already_answered", "unknown"]
+"""What :meth:`Core.answer_approval_by_id` did."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,6 +327,30 @@ class Core:
                     )
                 )
         return out
+
+    async def answer_approval_by_id(
+        self, request_id: str, decision: Decision
+    ) -> tuple[AnswerOutcome, PendingApprovalInfo | None]:
+        """Answer a pending approval known only by its id (REST, another channel).
+
+        ``answered`` with what was pending; ``already_answered`` when this request was
+        answered before (the first answer stands); ``unknown`` when no session has it
+        pending (wrong id, expired, or its turn ended)."""
+        for lane in self._lanes_snapshot():
+            pending = lane.pending_approval()
+            if pending is not None and pending.request_id == request_id:
+                info = PendingApprovalInfo(
+                    lane.id,
+                    request_id,
+                    lane.agent_id,
+                    pending.pending.name,
+                    dict(pending.pending.args),
+                )
+                if lane.answer(request_id, decision):
+                    return "answered", info
+            if lane.answered(request_id):
+                return "already_answered", None
+        return "unknown", None
 
     async def always_grants(
         self, *, agent_id: str | None = None, user_id: str | None = None

@@ -9,7 +9,6 @@ from beamclaw_obs.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from beamclaw_gateway.app import create_app
-    from beamclaw_gateway.channels import Channel, ChannelRegistry
     from beamclaw_gateway.config import BeamclawConfig, effective_port, load_config
     from beamclaw_gateway.errors import (
         ApiError,
@@ -17,8 +16,6 @@ if TYPE_CHECKING:
         GatewayConfigError,
         GatewayNotStartedError,
         PortInUseError,
-        UnknownChannelError,
-        UnknownTargetError,
     )
     from beamclaw_gateway.mcp_backend import CoreConversationBackend
     from beamclaw_gateway.mcp_serve import run_mcp_server
@@ -40,7 +37,6 @@ else:
         globals(),
         {
             "beamclaw_gateway.app": ("create_app",),
-            "beamclaw_gateway.channels": ("Channel", "ChannelRegistry"),
             "beamclaw_gateway.config": ("BeamclawConfig", "effective_port", "load_config"),
             "beamclaw_gateway.errors": (
                 "ApiError",
@@ -48,8 +44,6 @@ else:
                 "GatewayConfigError",
                 "GatewayNotStartedError",
                 "PortInUseError",
-                "UnknownChannelError",
-                "UnknownTargetError",
             ),
             "beamclaw_gateway.mcp_backend": ("CoreConversationBackend",),
             "beamclaw_gateway.mcp_serve": ("run_mcp_server",),
@@ -75,8 +69,6 @@ __all__ = [
     "ApiSettings",
     "BeamclawConfig",
     "BeamclawGatewayError",
-    "Channel",
-    "ChannelRegistry",
     "CoreConversationBackend",
     "GatewayConfigError",
     "GatewayNotStartedError",
@@ -88,8 +80,6 @@ __all__ = [
     "RateDecision",
     "RateLimitSettings",
     "RateLimiter",
-    "UnknownChannelError",
-    "UnknownTargetError",
     "WebSocketSettings",
     "WebhookSourceSettings",
     "__version__",

@@ -26,6 +26,7 @@ from beamclaw_gateway.request_context import RequestContextMiddleware
 from beamclaw_gateway.request_events import RequestEventsMiddleware
 from beamclaw_gateway.routes_a2a import router as a2a_router
 from beamclaw_gateway.routes_api import router as api_router
+from beamclaw_gateway.routes_approvals import router as approvals_router
 from beamclaw_gateway.routes_health import router as health_router
 from beamclaw_gateway.routes_openai import router as openai_router
 from beamclaw_gateway.routes_webhooks import router as webhooks_router
@@ -139,6 +140,7 @@ def create_app(runtime: GatewayRuntime) -> FastAPI:
     app.include_router(health_router)
     app.include_router(openai_router)
     app.include_router(api_router)
+    app.include_router(approvals_router)
     app.include_router(ws_router)
     app.include_router(webhooks_router)
     app.include_router(a2a_router)

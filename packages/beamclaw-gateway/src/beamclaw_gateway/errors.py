@@ -69,23 +69,6 @@ class ApiError(BeamclawGatewayError):
         }
 
 
-class UnknownChannelError(BeamclawGatewayError):
-    """``/api/deliver`` named a channel that is not registered."""
-
-    def __init__(self, channel: str) -> None:
-        self.channel = channel
-        super().__init__(f"unknown channel {channel!r}")
-
-
-class UnknownTargetError(BeamclawGatewayError):
-    """A channel has no recipient with this target id."""
-
-    def __init__(self, channel: str, target: str) -> None:
-        self.channel = channel
-        self.target = target
-        super().__init__(f"channel {channel!r} has no target {target!r}")
-
-
 class RpcError(BeamclawGatewayError):
     """A JSON-RPC (A2A) request failed; ``code`` is the JSON-RPC error code sent back."""
 

@@ -16,11 +16,12 @@ from pydantic import BaseModel, Field
 
 from beamclaw_core import Message
 from beamclaw_core.approvals import AlwaysGrant
+from beamclaw_core.channels import UnknownChannelError, UnknownTargetError
 from beamclaw_core.sessions import SessionInfo, UnknownSessionError
 from beamclaw_core.store import MESSAGE
 from beamclaw_gateway._version import __version__
 from beamclaw_gateway.auth import require_token
-from beamclaw_gateway.errors import ApiError, UnknownChannelError, UnknownTargetError
+from beamclaw_gateway.errors import ApiError
 from beamclaw_gateway.openai_models import error_responses
 from beamclaw_gateway.services import GatewayServices
 from beamclaw_tools import TextPart
@@ -256,12 +257,12 @@ async def stop(request: Request, body: StopRequest) -> StopResult:
 async def deliver(request: Request, body: DeliverRequest) -> DeliverResult:
     """Deliver a message to a channel target (``ws``: a session id with open connections)."""
     try:
-        count = await _services(request).channels.deliver(body.channel, body.target, body.message)
+        receipt = await _services(request).channels.deliver(body.channel, body.target, body.message)
     except UnknownChannelError as exc:
         raise ApiError(404, str(exc), code="unknown_channel", param="channel") from exc
     except UnknownTargetError as exc:
         raise ApiError(404, str(exc), code="unknown_target", param="target") from exc
-    return DeliverResult(delivered=count)
+    return DeliverResult(delivered=receipt.delivered)
 
 
 @router.get(

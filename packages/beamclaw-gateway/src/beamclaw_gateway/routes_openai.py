@@ -343,7 +343,7 @@ async def chat_completions(request: Request, body: ChatCompletionRequest) -> Any
         address=address,
         content=content,
         session_id=session_id,
-        approval_mode=x_approval_mode or services.settings.api.approval_mode,
+        approval_mode=x_approval_mode or services.approval_mode(address.agent_id),
         source_message_id=turn_ref(key) if key is not None else None,
         drafts=bool(body.stream),
     )

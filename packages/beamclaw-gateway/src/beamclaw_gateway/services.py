@@ -7,11 +7,14 @@ lifespan or before it (``server.serve``, tests).
 
 from __future__ import annotations
 
+from typing import Literal
+
 from beamclaw_core.api import Core
+from beamclaw_core.channels import ChannelRegistry
 from beamclaw_gateway.a2a_store import A2AStore
 from beamclaw_gateway.agents import AgentCatalog
 from beamclaw_gateway.auth import TokenGuard
-from beamclaw_gateway.channels import ChannelRegistry
+from beamclaw_gateway.channel_inbound import ChannelTurns
 from beamclaw_gateway.errors import GatewayNotStartedError
 from beamclaw_gateway.idempotency import IdempotencyStore
 from beamclaw_gateway.ratelimit import RateLimiter
@@ -33,9 +36,11 @@ class GatewayServices:
         self.limiter = RateLimiter(self.settings.rate_limit)
         self.agents = AgentCatalog(runtime.config.core.default_agent, runtime.home)
         self.channels = ChannelRegistry()
+        """Every channel adapter (the ``/ws`` hub; Telegram next), run under supervision."""
         self.ws_hub = WebSocketHub(self.settings.ws)
         self.channels.register(self.ws_hub)
         self.turns = TurnRunner(self.core)
+        self.channel_turns = ChannelTurns(self.channels, self.turns)
         self._idempotency: IdempotencyStore | None = None
         self._a2a: A2AStore | None = None
         self._register_health()
@@ -43,6 +48,14 @@ class GatewayServices:
     def core(self) -> Core:
         """The running core; :class:`GatewayNotStartedError` (503) before start."""
         return self.runtime.core
+
+    def approval_mode(self, agent_id: str) -> Literal["deny", "wait"]:
+        """How an API turn of ``agent_id`` treats an approval: ``[agents.<id>]
+        approval_mode``, else ``[gateway.api] approval_mode``."""
+        agent = self.runtime.config.agents.get(agent_id)
+        if agent is not None and agent.approval_mode is not None:
+            return agent.approval_mode
+        return self.settings.api.approval_mode
 
     def database(self) -> Database:
         if self.runtime.database is None:
@@ -79,12 +92,15 @@ class GatewayServices:
         health.register("rate_limit", self.limiter.health)
 
     async def start(self) -> None:
-        """Once the runtime started: settle idempotency keys that a dead gateway left."""
+        """Once the runtime started: settle idempotency keys that a dead gateway left,
+        then run the channel adapters."""
         await self.idempotency.sweep()
+        self.channels.start(self.channel_turns.handle)
 
     async def close(self) -> None:
         """Let detached turns' consumers finish (bounded), stop refreshing idempotency
         leases, release the limiter."""
+        await self.channels.stop()
         await self.turns.drain()
         if self._idempotency is not None:
             await self._idempotency.close()

@@ -27,7 +27,14 @@ from fastapi.responses import JSONResponse
 from loguru import logger
 from pydantic import ValidationError
 
-from beamclaw_core.loop import TurnEvent
+from beamclaw_core.channels import (
+    ChannelCaps,
+    InboundSink,
+    Outbound,
+    Receipt,
+    UnknownTargetError,
+)
+from beamclaw_core.loop import ApprovalRequested, TurnEvent
 from beamclaw_core.sessions import (
     FutureSequenceError,
     ReplayGapError,
@@ -35,7 +42,6 @@ from beamclaw_core.sessions import (
     UnknownSessionError,
 )
 from beamclaw_gateway.auth import bearer_token, token_key, unauthorized
-from beamclaw_gateway.errors import UnknownTargetError
 from beamclaw_gateway.settings import WebSocketSettings
 from beamclaw_gateway.ws_protocol import (
     AUTHENTICATED,
@@ -158,9 +164,11 @@ class WsConnection:
 
 
 class WebSocketHub:
-    """Every open ``/ws`` connection; the ``ws`` channel whose targets are session ids."""
+    """Every open ``/ws`` connection; the ``ws`` channel adapter, whose targets are session
+    ids (every connection that sent to or subscribed to the session)."""
 
     name = "ws"
+    capabilities = ChannelCaps(images=True)
 
     def __init__(self, settings: WebSocketSettings) -> None:
         self.settings = settings
@@ -192,12 +200,30 @@ class WebSocketHub:
             self._seen.popitem(last=False)
         return True
 
-    async def deliver(self, target: str, text: str) -> int:
+    async def run(self, inbound: InboundSink) -> None:
+        """Nothing to poll: connections arrive through the ``/ws`` route, which starts
+        their turns itself. Returns only when cancelled (shutdown)."""
+        await asyncio.Event().wait()
+
+    def _peers(self, target: str) -> list[WsConnection]:
         peers = [c for c in self._by_session.get(target, ()) if not c.closed]
         if not peers:
             raise UnknownTargetError(self.name, target)
-        frame = {"type": "notice", "session_id": target, "turn_id": None, "text": text}
-        return sum(1 for c in peers if c.push(dict(frame)))
+        return peers
+
+    async def deliver(self, target: str, out: Outbound) -> Receipt:
+        """A ``notice`` frame with ``out``'s text to every connection on session ``target``."""
+        frame = {"type": "notice", "session_id": target, "turn_id": None, "text": out.text}
+        sent = sum(1 for c in self._peers(target) if c.push(dict(frame)))
+        return Receipt(self.name, target, sent)
+
+    async def ask_approval(self, target: str, request: ApprovalRequested) -> None:
+        """The ``approval_requested`` frame to the session's connections that do not
+        already follow its events (they see it as a turn event)."""
+        frame = event_frame(request)
+        for conn in self._peers(target):
+            if target not in conn.subscriptions:
+                conn.push(dict(frame))
 
     def health(self) -> ComponentHealth:
         return ComponentHealth(HealthState.UP, data={"connections": len(self.connections)})

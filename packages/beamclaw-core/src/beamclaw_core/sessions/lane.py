@@ -171,6 +171,10 @@ class SessionLane:
             return None
         return state
 
+    def answered(self, request_id: str) -> bool:
+        """``request_id`` is the approval this lane was answered last."""
+        return self._answered == request_id
+
     def answer(self, request_id: str, decision: Decision) -> bool:
         """Answer the pending approval ``request_id``: True once, False for any other id
         and for a second answer (the first one is on its way to the loop)."""

@@ -1,0 +1,77 @@
+"""What a person sends through a channel adapter becomes a turn, and its answer goes back.
+
+The adapters (``/ws`` hub today, Telegram next) hand :class:`~beamclaw_core.channels.Inbound`
+messages to :meth:`ChannelTurns.handle`. Each runs as a detached turn (a shutdown or a
+crashing adapter never loses it): approvals it raises are asked on the same channel with
+the channel's own controls (and can be answered from any front end), and its answer is
+delivered to the message's ``reply_target`` when it ends. A message id seen before on the
+channel is not run twice.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from loguru import logger
+
+from beamclaw_core.channels import ChannelError, ChannelRegistry, Inbound, Outbound
+from beamclaw_core.loop import ApprovalRequested, TurnEvent
+from beamclaw_core.sessions import TurnResult
+from beamclaw_gateway.turns import TurnRequest, TurnRunner
+
+DEDUPE_WINDOW = 4096
+"""Message ids remembered per channel."""
+
+
+class ChannelTurns:
+    """The inbound sink the gateway gives its channel registry."""
+
+    def __init__(self, channels: ChannelRegistry, turns: TurnRunner) -> None:
+        self._channels = channels
+        self._turns = turns
+        self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
+
+    def _first_sighting(self, channel: str, message_id: str | None) -> bool:
+        if message_id is None:
+            return True
+        key = (channel, message_id)
+        if key in self._seen:
+            return False
+        self._seen[key] = None
+        while len(self._seen) > DEDUPE_WINDOW:
+            self._seen.popitem(last=False)
+        return True
+
+    async def handle(self, inbound: Inbound) -> None:
+        """Start ``inbound``'s turn; return once it is accepted (not when it ends)."""
+        channel = inbound.channel
+        if not self._first_sighting(channel, inbound.message_id):
+            logger.info("channel {}: message {} seen before", channel, inbound.message_id)
+            return
+
+        async def on_event(event: TurnEvent) -> None:
+            if isinstance(event, ApprovalRequested):
+                try:
+                    await self._channels.ask_approval(channel, inbound.reply_target, event)
+                except ChannelError as exc:
+                    logger.warning("channel {}: approval prompt not shown: {}", channel, exc)
+
+        async def on_done(result: TurnResult) -> None:
+            text = result.message or "(no answer)"
+            try:
+                await self._channels.deliver(channel, inbound.reply_target, Outbound(text))
+            except ChannelError as exc:
+                logger.warning("channel {}: answer not delivered: {}", channel, exc)
+
+        await self._turns.start(
+            TurnRequest(
+                address=inbound.address,
+                content=inbound.content,
+                session_id=inbound.session_id,
+                approval_mode="wait",
+                source_message_id=inbound.message_id,
+                drafts=False,
+            ),
+            on_event=on_event,
+            on_done=on_done,
+        )
