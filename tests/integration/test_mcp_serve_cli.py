@@ -56,14 +56,67 @@ log_level = "WARNING"
     return path
 
 
+SCRIPT = [
+    FakeReply("Hello from BeamClaw."),
+    FakeReply(tool_calls=(FakeToolCall("write_file", {"path": "note.txt", "content": "hi"}),)),
+    FakeReply("Saved the note."),
+]
+
+
+async def _drive(session: ClientSession) -> str:
+    """Send, stop for an approval, approve, read: the conversation's id."""
+    await session.initialize()
+    sent = _data(await session.call_tool("send_message", {"text": "Hi there"}))
+    assert sent["state"] == "idle"
+    assert sent["answer"] == "Hello from BeamClaw."
+    cid = sent["conversation_id"]
+
+    waiting = _data(
+        await session.call_tool("send_message", {"text": "Write a note", "conversation_id": cid})
+    )
+    assert waiting["state"] == "awaiting_approval"
+    pending = _data(await session.call_tool("list_pending_approvals", {}))["approvals"]
+    assert [(a["tool"], a["conversation_id"]) for a in pending] == [("write_file", cid)]
+    assert pending[0]["arguments"] == {"path": "note.txt", "content": "hi"}
+    assert waiting["pending_approvals"] == [pending[0]["id"]]
+
+    outcome = _data(
+        await session.call_tool(
+            "respond_to_approval", {"approval_id": pending[0]["id"], "approve": True}
+        )
+    )
+    assert outcome == {
+        "id": pending[0]["id"],
+        "approved": True,
+        "conversation_id": cid,
+        "state": "idle",
+    }
+    assert _data(await session.call_tool("list_pending_approvals", {}))["approvals"] == []
+    again = await session.call_tool(
+        "respond_to_approval", {"approval_id": pending[0]["id"], "approve": False}
+    )
+    assert again.is_error
+    messages = _data(await session.call_tool("read_messages", {"conversation_id": cid}))
+    roles = [(m["role"], m["content"]) for m in messages["messages"]]
+    assert roles[0] == ("user", "Hi there")
+    assert roles[-1] == ("assistant", "Saved the note.")
+    assert [r for r, _ in roles] == ["user", "assistant", "user", "assistant", "tool", "assistant"]
+    convs = _data(await session.call_tool("list_conversations", {}))["conversations"]
+    assert [(c["id"], c["message_count"]) for c in convs] == [(cid, 6)]
+    return cid
+
+
+def _check_the_note_and_the_request(home: Path, fake: FakeOpenAIServer) -> None:
+    assert (home / "agents" / "default" / "note.txt").read_text(encoding="utf-8") == "hi"
+    # the approved tool's result went back to the model right after its call
+    third = fake.requests[2].body["messages"]
+    assert third[-1]["role"] == "tool"
+    assert third[-2]["tool_calls"][0]["function"]["name"] == "write_file"
+
+
 async def test_mcp_serve_over_stdio_sends_and_answers_approvals(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    script = [
-        FakeReply("Hello from BeamClaw."),
-        FakeReply(tool_calls=(FakeToolCall("write_file", {"path": "note.txt", "content": "hi"}),)),
-        FakeReply("Saved the note."),
-    ]
-    async with FakeOpenAIServer(script) as fake:
+    async with FakeOpenAIServer(SCRIPT) as fake:
         config = _config(tmp_path / "beamclaw.toml", fake.base_url)
         env = {**os.environ, "BEAMCLAW_HOME": str(home), "BEAMCLAW_CONFIG": str(config)}
         params = StdioServerParameters(command=str(BEAMCLAW), args=["mcp", "serve"], env=env)
@@ -71,54 +124,50 @@ async def test_mcp_serve_over_stdio_sends_and_answers_approvals(tmp_path: Path) 
             stdio_client(params) as (read, write),
             ClientSession(read, write, read_timeout_seconds=60) as session,
         ):
-            await session.initialize()
-            sent = _data(await session.call_tool("send_message", {"text": "Hi there"}))
-            assert sent["state"] == "idle"
-            assert sent["answer"] == "Hello from BeamClaw."
-            cid = sent["conversation_id"]
+            await _drive(session)
+    _check_the_note_and_the_request(home, fake)
 
-            waiting = _data(
-                await session.call_tool(
-                    "send_message", {"text": "Write a note", "conversation_id": cid}
-                )
-            )
-            assert waiting["state"] == "awaiting_approval"
-            pending = _data(await session.call_tool("list_pending_approvals", {}))["approvals"]
-            assert [(a["tool"], a["conversation_id"]) for a in pending] == [("write_file", cid)]
-            assert pending[0]["arguments"] == {"path": "note.txt", "content": "hi"}
-            assert waiting["pending_approvals"] == [pending[0]["id"]]
 
-            outcome = _data(
-                await session.call_tool(
-                    "respond_to_approval", {"approval_id": pending[0]["id"], "approve": True}
-                )
-            )
-            assert outcome == {
-                "id": pending[0]["id"],
-                "approved": True,
-                "conversation_id": cid,
-                "state": "idle",
-            }
-            assert _data(await session.call_tool("list_pending_approvals", {}))["approvals"] == []
-            messages = _data(await session.call_tool("read_messages", {"conversation_id": cid}))
-            roles = [(m["role"], m["content"]) for m in messages["messages"]]
-            assert roles[0] == ("user", "Hi there")
-            assert roles[-1] == ("assistant", "Saved the note.")
-            assert [r for r, _ in roles] == [
-                "user",
-                "assistant",
-                "user",
-                "assistant",
-                "tool",
-                "assistant",
-            ]
-            convs = _data(await session.call_tool("list_conversations", {}))["conversations"]
-            assert [(c["id"], c["message_count"]) for c in convs] == [(cid, 6)]
-    assert (home / "agents" / "default" / "note.txt").read_text(encoding="utf-8") == "hi"
-    # the approved tool's result went back to the model right after its call
-    third = fake.requests[2].body["messages"]
-    assert third[-1]["role"] == "tool"
-    assert third[-2]["tool_calls"][0]["function"]["name"] == "write_file"
+async def _beamclaw(env: dict[str, str], *args: str) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        str(BEAMCLAW),
+        *args,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    out, _ = await asyncio.wait_for(proc.communicate(), 90)
+    assert proc.returncode == 0, out.decode(errors="replace")
+
+
+async def test_mcp_serve_attaches_to_a_running_gateway(tmp_path: Path) -> None:
+    """With a daemon holding the home, ``mcp serve`` serves that daemon's sessions: the
+    conversation an MCP client drives is the gateway's, visible over its REST API."""
+    home = tmp_path / "home"
+    async with FakeOpenAIServer(SCRIPT) as fake:
+        config = _config(tmp_path / "beamclaw.toml", fake.base_url)
+        port = _free_port()
+        env = {
+            **os.environ,
+            "BEAMCLAW_HOME": str(home),
+            "BEAMCLAW_CONFIG": str(config),
+            "BEAMCLAW_PORT": str(port),
+        }
+        await _beamclaw(env, "start")
+        try:
+            params = StdioServerParameters(command=str(BEAMCLAW), args=["mcp", "serve"], env=env)
+            async with (
+                stdio_client(params) as (read, write),
+                ClientSession(read, write, read_timeout_seconds=60) as session,
+            ):
+                cid = await _drive(session)
+            async with httpx2.AsyncClient(base_url=f"http://127.0.0.1:{port}") as gateway:
+                detail = (await gateway.get(f"/api/sessions/{cid}")).json()
+        finally:
+            await _beamclaw(env, "stop")
+    assert detail["session"]["channel"] == "mcp"
+    assert detail["messages"][-1]["content"] == "Saved the note."
+    _check_the_note_and_the_request(home, fake)
 
 
 def _free_port() -> int:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
         PortInUseError,
     )
     from beamclaw_gateway.mcp_backend import CoreConversationBackend
-    from beamclaw_gateway.mcp_serve import run_mcp_server
+    from beamclaw_gateway.mcp_serve import run_mcp_server, serve_backend
     from beamclaw_gateway.ratelimit import RateDecision, RateLimiter
     from beamclaw_gateway.runtime import GatewayRuntime
     from beamclaw_gateway.server import check_bind_policy, is_loopback, serve
@@ -46,7 +46,7 @@ else:
                 "PortInUseError",
             ),
             "beamclaw_gateway.mcp_backend": ("CoreConversationBackend",),
-            "beamclaw_gateway.mcp_serve": ("run_mcp_server",),
+            "beamclaw_gateway.mcp_serve": ("run_mcp_server", "serve_backend"),
             "beamclaw_gateway.ratelimit": ("RateDecision", "RateLimiter"),
             "beamclaw_gateway.runtime": ("GatewayRuntime",),
             "beamclaw_gateway.server": ("check_bind_policy", "is_loopback", "serve"),
@@ -90,4 +90,5 @@ __all__ = [
     "load_config",
     "run_mcp_server",
     "serve",
+    "serve_backend",
 ]

@@ -22,7 +22,7 @@ from beamclaw_gateway.errors import GatewayConfigError
 from beamclaw_gateway.mcp_backend import CoreConversationBackend
 from beamclaw_gateway.runtime import GatewayRuntime
 from beamclaw_gateway.server import _GatewayServer, check_port_free, is_loopback  # pyright: ignore[reportPrivateUsage]
-from beamclaw_mcp.serve import http_app, serve_stdio
+from beamclaw_mcp.serve import ConversationBackend, http_app, serve_stdio
 
 DEFAULT_MCP_PORT = 18801
 
@@ -55,22 +55,36 @@ async def run_mcp_server(
     try:
         await runtime.start()
         backend = CoreConversationBackend(runtime.core, default_agent=config.core.default_agent)
-        if not http:
-            await serve_stdio(backend)
-            return
-        server = _GatewayServer(
-            uvicorn.Config(
-                http_app(backend, token=token, host=host),
-                host=host,
-                port=port,
-                log_level="warning",
-                lifespan="on",
-                access_log=False,
-                server_header=False,
-            )
-        )
-        await server.serve()
-        if not server.started:
-            raise GatewayConfigError(f"the MCP HTTP listener on {host}:{port} failed to start")
+        await serve_backend(backend, http=http, host=host, port=port, token=token)
     finally:
         await runtime.stop()
+
+
+async def serve_backend(
+    backend: ConversationBackend,
+    *,
+    http: bool = False,
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_MCP_PORT,
+    token: str | None = None,
+) -> None:
+    """Serve ``backend`` over MCP until the client (stdio) or a signal (HTTP) ends it
+    (also the attached mode of ``mcp serve``, whose backend is a running gateway)."""
+    if not http:
+        await serve_stdio(backend)
+        return
+    check_mcp_bind_policy(host, token)
+    server = _GatewayServer(
+        uvicorn.Config(
+            http_app(backend, token=token, host=host),
+            host=host,
+            port=port,
+            log_level="warning",
+            lifespan="on",
+            access_log=False,
+            server_header=False,
+        )
+    )
+    await server.serve()
+    if not server.started:
+        raise GatewayConfigError(f"the MCP HTTP listener on {host}:{port} failed to start")

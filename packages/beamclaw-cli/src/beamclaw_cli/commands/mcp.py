@@ -9,7 +9,9 @@ tool reports an error.
 ``mcp serve`` runs the whole agent system in this process and exposes its conversations
 and approvals as an MCP server: on stdin/stdout by default, or over streamable HTTP
 (``--http``, path ``/mcp``; loopback only unless ``--token-env`` names the variable that
-holds a bearer token). It holds the home lock, like ``beamclaw serve``.
+holds a bearer token). It holds the home lock, like ``beamclaw serve`` — unless a gateway
+holds it already: then it attaches to that gateway and serves the same sessions and
+approvals through its API (:mod:`beamclaw_cli.mcp_attach`).
 """
 
 from __future__ import annotations
@@ -202,7 +204,7 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Serve BeamClaw's conversations and approvals to MCP clients (stdio by default)."""
-        from beamclaw_cli.daemon import home_lock
+        from beamclaw_cli.daemon import home_lock, running_pid
         from beamclaw_gateway import load_config, run_mcp_server
         from beamclaw_obs import beamclaw_home, ensure_home
 
@@ -215,9 +217,32 @@ def register(app: typer.Typer) -> None:
             raise UsageError("--token-env only applies to --http")
         cfg = load_config(config).settings
         home = ensure_home(beamclaw_home())
+        pid = running_pid(home)
+        if pid is not None:
+            typer.echo(f"attached to the running gateway (pid {pid})", err=True)
+            asyncio.run(_attached(cfg, http=http, host=host, port=port, token=token))
+            return
         with home_lock(home):
             if http:
                 typer.echo(f"BeamClaw MCP server on http://{host}:{port}/mcp", err=True)
             asyncio.run(
                 run_mcp_server(cfg, http=http, host=host, port=port, token=token, home=home)
             )
+
+
+async def _attached(cfg: Any, *, http: bool, host: str, port: int, token: str | None) -> None:
+    """``mcp serve`` beside a running gateway: its sessions through its API."""
+    from beamclaw_cli.mcp_attach import GatewayConversationBackend
+    from beamclaw_gateway import effective_port, serve_backend
+
+    endpoint = Endpoint(cfg.gateway.http.host, effective_port(cfg))
+    secret = cfg.gateway.http.token
+    backend = GatewayConversationBackend(
+        endpoint.base_url,
+        token=secret.resolve("the gateway token") if secret else None,
+        default_agent=cfg.core.default_agent,
+    )
+    try:
+        await serve_backend(backend, http=http, host=host, port=port, token=token)
+    finally:
+        await backend.aclose()
