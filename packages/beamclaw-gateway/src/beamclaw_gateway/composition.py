@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from beamclaw_core import AgentSettings, CoreSettings, ToolsMemory, agent_profile
 from beamclaw_core.api import Core
-from beamclaw_core.providers import Provider, build_provider_chain
+from beamclaw_core.providers import Provider
 from beamclaw_core.workspace import ensure_agent
 from beamclaw_gateway.config import BeamclawConfig
 from beamclaw_mcp import MCPManager
@@ -20,11 +20,26 @@ from beamclaw_memory import Database, MemoryService, create_memory_service
 from beamclaw_obs import ComponentHealth, HealthRegistry, HealthState
 from beamclaw_tools import ToolPolicy, ToolRegistry
 
+PROVIDER_STACK = "beamclaw_core.providers.registry"
+"""The module that brings the provider wires and their HTTP clients."""
+
+
+def warm_provider_stack() -> None:
+    """Import the provider stack (run in a worker thread once the gateway is ready, so the
+    first turn does not pay the import)."""
+    import importlib
+
+    importlib.import_module(PROVIDER_STACK)
+
 
 @dataclass
 class ProviderCache:
     """One long-lived provider chain per (provider, model), shared by the agents that
-    resolve to it (``[agents.<id>]``, else ``[core]``); :meth:`close` closes them all."""
+    resolve to it (``[agents.<id>]``, else ``[core]``); :meth:`close` closes them all.
+
+    Chains are built on an agent's first turn, and the provider stack (its HTTP clients,
+    aiohttp and httpx) is imported then, not at start-up: the gateway warms it in the
+    background once it is ready (:func:`warm_provider_stack`)."""
 
     core: CoreSettings
     agents: Mapping[str, AgentSettings] = field(default_factory=dict[str, AgentSettings])
@@ -37,6 +52,8 @@ class ProviderCache:
         key = (profile.provider, profile.model_override)
         provider = self.built.get(key)
         if provider is None:
+            from beamclaw_core.providers.registry import build_provider_chain
+
             provider = build_provider_chain(
                 profile.provider, self.core.providers, model=profile.model_override
             )

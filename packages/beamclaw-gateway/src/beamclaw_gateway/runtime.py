@@ -7,6 +7,7 @@ Each later issue's component (sessions, MCP servers, channels, scheduler) joins 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +16,7 @@ from loguru import logger
 
 from beamclaw_core.api import Core
 from beamclaw_core.providers import Provider
-from beamclaw_gateway.composition import AgentSystem
+from beamclaw_gateway.composition import AgentSystem, warm_provider_stack
 from beamclaw_gateway.config import BeamclawConfig
 from beamclaw_gateway.errors import GatewayNotStartedError
 from beamclaw_gateway.gc_tuning import GcTuning
@@ -61,6 +62,8 @@ class GatewayRuntime:
         self._started = False
         self._gc: GcTuning | None = None
         self._db_state = ComponentHealth(HealthState.STARTING)
+        self._warming: asyncio.Task[None] | None = None
+        """The provider stack's import, in a worker thread once started."""
 
     @property
     def uptime_seconds(self) -> float:
@@ -115,9 +118,13 @@ class GatewayRuntime:
         gateway = self.config.gateway
         self._gc = GcTuning(threshold=gateway.gc_threshold, freeze=gateway.gc_freeze)
         self._gc.apply()
+        self._warming = asyncio.create_task(asyncio.to_thread(warm_provider_stack))
         emit(EventType.GATEWAY_START, home=str(self.home))
 
     async def stop(self) -> None:
+        if self._warming is not None:
+            await self._warming  # an import in a thread cannot be cancelled; it is short
+            self._warming = None
         if self._started:
             emit(EventType.GATEWAY_STOP)
         if self.system is not None:

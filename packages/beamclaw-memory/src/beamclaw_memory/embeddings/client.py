@@ -5,7 +5,8 @@ The client batches inputs (``batch_size`` per request), truncates each to
 request (never at construction) and turns every failure into an :class:`EmbeddingError`
 subclass with a secret-free reason. It never retries: the caller degrades to keyword
 search and tries again on the next search. numpy is imported by the first response
-parsed, not with the client.
+parsed and httpx when a client is built (embeddings configured), not with this module:
+the gateway imports it at start whether or not embeddings are configured.
 """
 
 from __future__ import annotations
@@ -13,8 +14,6 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
-
-import httpx
 
 from beamclaw_memory.errors import (
     EmbeddingDimensionError,
@@ -25,6 +24,7 @@ from beamclaw_memory.settings import EmbeddingSettings
 from beamclaw_obs import EventType, MissingSecretError, emit, scrub
 
 if TYPE_CHECKING:
+    import httpx
     import numpy as np
 
 
@@ -58,6 +58,8 @@ class OpenAIEmbedder:
     ) -> None:
         if not settings.base_url:
             raise ValueError("memory.embeddings.base_url is not set")
+        import httpx
+
         self._settings = settings
         self._url = settings.base_url.rstrip("/") + "/embeddings"
         self._client = httpx.AsyncClient(timeout=settings.timeout, transport=transport)
@@ -93,6 +95,8 @@ class OpenAIEmbedder:
         body: dict[str, Any] = {"model": self.model, "input": batch, "encoding_format": "float"}
         if self.dimensions is not None:
             body["dimensions"] = self.dimensions
+        import httpx
+
         started = time.monotonic()
         ok = False
         try:
