@@ -36,10 +36,12 @@ from beamclaw_mcp.serve import (
     MessageView,
     PendingApproval,
     SendResult,
+    iso_time,
+    no_answer_in_time,
+    preview,
 )
 
 MCP_CHANNEL = "mcp"
-PREVIEW_CHARS = 160
 TERMINAL = {
     "turn_done": "idle",
     "turn_error": "error",
@@ -135,16 +137,16 @@ class GatewayConversationBackend:
         for info in sessions[:limit]:
             detail = await self._get(f"/api/sessions/{info['session_id']}")
             messages = detail["messages"]
-            preview = " ".join(_content(messages[-1]).split())[:PREVIEW_CHARS] if messages else ""
+            last = preview(_content(messages[-1])) if messages else ""
             out.append(
                 ConversationSummary(
                     id=info["session_id"],
                     agent=info["agent_id"],
                     channel=info.get("channel"),
                     state=info["state"],
-                    updated_at=_iso(info.get("last_activity_at")),
+                    updated_at=iso_time(info.get("last_activity_at")),
                     message_count=len(messages),
-                    preview=preview,
+                    preview=last,
                 )
             )
         return out
@@ -161,7 +163,7 @@ class GatewayConversationBackend:
                 sequence=m["seq"],
                 role=m["role"],
                 content=_content(m),
-                created_at=_iso(m.get("created_at")),
+                created_at=iso_time(m.get("created_at")),
                 tool_name=m.get("name") if m["role"] == "tool" else None,
             )
             for m in rows[-limit:]
@@ -221,10 +223,7 @@ class GatewayConversationBackend:
                             conversation_id=session_id, answer=_answer(event), state=TERMINAL[kind]
                         )
         except TimeoutError:
-            raise TimeoutError(
-                f"no answer within {wait_seconds:g} s; the turn goes on in conversation "
-                f"{session_id} (read_messages shows its answer later)"
-            ) from None
+            raise no_answer_in_time(wait_seconds, session_id) from None
 
     # ------------------------------------------------------------ approvals
 
@@ -285,9 +284,3 @@ class GatewayConversationBackend:
                         return "awaiting_approval"
         except TimeoutError:
             return "running"
-
-
-def _iso(epoch: float | None) -> str | None:
-    from datetime import UTC, datetime
-
-    return datetime.fromtimestamp(epoch, UTC).isoformat() if epoch else None

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from datetime import UTC, datetime
 
 from beamclaw_core.api import Core
 from beamclaw_core.messages import Message, Role
@@ -32,14 +31,12 @@ from beamclaw_mcp.serve import (
     MessageView,
     PendingApproval,
     SendResult,
+    iso_time,
+    no_answer_in_time,
+    preview,
 )
 
 MCP_CHANNEL = "mcp"
-PREVIEW_CHARS = 160
-
-
-def _iso(epoch: float | None) -> str | None:
-    return datetime.fromtimestamp(epoch, UTC).isoformat() if epoch else None
 
 
 def _content(message: Message) -> str:
@@ -95,16 +92,16 @@ class CoreConversationBackend:
         out: list[ConversationSummary] = []
         for info in sessions[:limit]:
             history = await self.core.history(info.session_id)
-            preview = " ".join(_content(history[-1]).split())[:PREVIEW_CHARS] if history else ""
+            last = preview(_content(history[-1])) if history else ""
             out.append(
                 ConversationSummary(
                     id=info.session_id,
                     agent=info.agent_id,
                     channel=info.channel,
                     state=info.state,
-                    updated_at=_iso(info.last_activity_at),
+                    updated_at=iso_time(info.last_activity_at),
                     message_count=len(history),
-                    preview=preview,
+                    preview=last,
                 )
             )
         return out
@@ -123,7 +120,7 @@ class CoreConversationBackend:
                 sequence=r.seq,
                 role=r.message.role.value,
                 content=_content(r.message),
-                created_at=_iso(r.created_at),
+                created_at=iso_time(r.created_at),
                 tool_name=r.message.name if r.message.role is Role.TOOL else None,
             )
             for r in rows[-limit:]
@@ -171,10 +168,7 @@ class CoreConversationBackend:
                 # the subscription lagged: the terminal event is still on the handle
                 return _state(fold.end(await handle.result()))
         except TimeoutError:
-            raise TimeoutError(
-                f"no answer within {wait_seconds:g} s; the turn goes on in conversation "
-                f"{session_id} (read_messages shows its answer later)"
-            ) from None
+            raise no_answer_in_time(wait_seconds, session_id) from None
 
     # ------------------------------------------------------------ approvals
 

@@ -7,6 +7,9 @@ from beamclaw_mcp.serve.backend import (
     MessageView,
     PendingApproval,
     SendResult,
+    iso_time,
+    no_answer_in_time,
+    preview,
 )
 from beamclaw_mcp.serve.server import build_server, http_app, require_bearer, serve_stdio
 
@@ -19,6 +22,9 @@ __all__ = [
     "SendResult",
     "build_server",
     "http_app",
+    "iso_time",
+    "no_answer_in_time",
+    "preview",
     "require_bearer",
     "serve_stdio",
 ]

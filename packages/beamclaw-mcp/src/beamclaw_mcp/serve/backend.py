@@ -13,9 +13,31 @@ with that message; any other exception becomes a generic "internal error" tool r
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
+
+PREVIEW_CHARS = 160
+"""How much of a conversation's last message its summary shows."""
+
+
+def preview(text: str) -> str:
+    """``text`` on one line, cut to :data:`PREVIEW_CHARS` (a summary's ``preview``)."""
+    return " ".join(text.split())[:PREVIEW_CHARS]
+
+
+def iso_time(epoch: float | None) -> str | None:
+    """Epoch seconds as the ISO-8601 UTC timestamp the views carry (None stays None)."""
+    return datetime.fromtimestamp(epoch, UTC).isoformat() if epoch else None
+
+
+def no_answer_in_time(wait_seconds: float, conversation_id: str) -> TimeoutError:
+    """What ``send_message_and_wait`` raises when the turn outlasts the wait."""
+    return TimeoutError(
+        f"no answer within {wait_seconds:g} s; the turn goes on in conversation "
+        f"{conversation_id} (read_messages shows its answer later)"
+    )
 
 
 class _Frozen(BaseModel):
