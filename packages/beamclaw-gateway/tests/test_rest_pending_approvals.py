@@ -86,3 +86,34 @@ async def test_an_agent_can_wait_by_configuration_and_a_header_overrides_it() ->
         )
     assert waited.json()["choices"][0]["message"]["content"].endswith("Waited.")
     assert denied.json()["choices"][0]["message"]["content"].endswith("Denied at once.")
+
+
+async def test_a_pending_approval_outlives_a_gateway_restart() -> None:
+    """Stopped while a turn waits for an approval, the next gateway on the same home
+    lists the same approval; answered there, the turn completes in the same session."""
+    first = ScriptedProvider([WRITE])
+    config = quiet_config()
+    config.gateway.http.shutdown_grace_seconds = 1  # then the waiting /v1 request is cut
+    async with live_gateway(first, config) as gw, httpx.AsyncClient(base_url=gw.base_url) as c:
+        turn = asyncio.create_task(c.post("/v1/chat/completions", json=CHAT, headers=WAIT))
+        [before] = await pending(c)
+        turn.cancel()
+        await asyncio.gather(turn, return_exceptions=True)
+    second = ScriptedProvider([Reply("Written after the restart.")])
+    async with live_gateway(second) as gw, httpx.AsyncClient(base_url=gw.base_url) as c:
+        [after] = await pending(c)
+        answered = await c.post(f"/api/approvals/{after['id']}", json={"decision": "approve"})
+        async with asyncio.timeout(10):
+            while True:
+                detail = (await c.get(f"/api/sessions/{after['session_id']}")).json()
+                if (
+                    detail["messages"][-1]["role"] == "assistant"
+                    and detail["session"]["state"] == "idle"
+                ):
+                    break
+                await asyncio.sleep(0.02)
+        note = (agent_dir("default", gw.runtime.home) / "note.txt").read_text()
+    assert after == before and answered.status_code == 200
+    assert detail["messages"][-1]["content"] == "Written after the restart."
+    assert [m["role"] for m in detail["messages"]] == ["user", "assistant", "tool", "assistant"]
+    assert note == "hello"

@@ -133,6 +133,7 @@ async def _serve(config: BeamclawConfig, host: str, port: int) -> None:
                 server_header=False,
                 ws_ping_interval=config.gateway.ws.ping_interval_seconds,
                 ws_ping_timeout=config.gateway.ws.ping_interval_seconds,
+                timeout_graceful_shutdown=config.gateway.http.shutdown_grace_seconds,
             )
         )
         print(f"BeamClaw gateway listening on http://{host}:{port} (Ctrl-C to stop)", flush=True)

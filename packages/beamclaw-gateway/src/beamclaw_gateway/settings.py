@@ -22,6 +22,10 @@ class HttpSettings(Section):
     """Serve ``/metrics`` without a token (loopback deployments); False requires it."""
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     """Largest accepted request body; a bigger one is answered 413 before it is read."""
+    shutdown_grace_seconds: int = Field(default=10, ge=1)
+    """On stop (SIGTERM, Ctrl-C), how long requests still open may run before they are
+    cut: a ``/v1`` turn waiting for an approval, a stream. Their turns are persisted and
+    go on at the next start (a pending approval is asked again)."""
     trust_forwarded_for: bool = False
     """Take the client IP from ``X-Forwarded-For`` (only behind a trusted reverse proxy)."""
     loop: Literal["auto", "uvloop", "asyncio"] = "auto"

@@ -84,6 +84,7 @@ async def live_gateway(
             access_log=False,
             ws_ping_interval=config.gateway.ws.ping_interval_seconds,
             ws_ping_timeout=config.gateway.ws.ping_interval_seconds,
+            timeout_graceful_shutdown=config.gateway.http.shutdown_grace_seconds,
         )
     )
     task = asyncio.create_task(server.serve())
