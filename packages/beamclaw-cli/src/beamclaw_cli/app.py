@@ -30,6 +30,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "tui",
     "sessions",
     "approvals",
+    "identity",
     "skills",
 )
 

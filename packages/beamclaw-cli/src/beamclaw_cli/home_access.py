@@ -48,6 +48,14 @@ def gateway_delete(config: Path | None, path: str, pid: int) -> httpx.Response:
     """``DELETE`` ``path`` (e.g. ``/api/sessions/ID``) on the gateway holding the home
     (process ``pid``), with the gateway token when one is configured. Raises
     :class:`BeamclawCliError` when the gateway does not answer; any answer is returned."""
+    return gateway_request(config, "DELETE", path, pid)
+
+
+def gateway_request(
+    config: Path | None, method: str, path: str, pid: int, body: object | None = None
+) -> httpx.Response:
+    """``method`` ``path`` (JSON ``body``) on the gateway holding the home, as
+    :func:`gateway_delete` does."""
     import httpx
 
     from beamclaw_cli.daemon import Endpoint
@@ -58,7 +66,9 @@ def gateway_delete(config: Path | None, path: str, pid: int) -> httpx.Response:
     secret = cfg.gateway.http.token
     headers = {"Authorization": f"Bearer {secret.resolve('the gateway token')}"} if secret else {}
     try:
-        return httpx.delete(endpoint.base_url + path, headers=headers, timeout=30.0)
+        return httpx.request(
+            method, endpoint.base_url + path, headers=headers, json=body, timeout=30.0
+        )
     except httpx.TransportError as e:
         raise BeamclawCliError(
             f"a gateway (pid {pid}) holds this home but does not answer at {endpoint.base_url}: {e}"

@@ -22,6 +22,13 @@ if TYPE_CHECKING:
     )
     from beamclaw_core.api import Core
     from beamclaw_core.errors import BeamclawCoreError
+    from beamclaw_core.identities import (
+        Identities,
+        IdentityConflictError,
+        IdentityError,
+        IdentityLink,
+        UnknownAccountError,
+    )
     from beamclaw_core.loop import (
         Accepted,
         ApprovalRequested,
@@ -96,6 +103,13 @@ else:
     __getattr__, __dir__ = lazy_exports(
         globals(),
         {
+            "beamclaw_core.identities": (
+                "Identities",
+                "IdentityConflictError",
+                "IdentityError",
+                "IdentityLink",
+                "UnknownAccountError",
+            ),
             "beamclaw_core.agent_settings": (
                 "AgentProfile",
                 "AgentSettings",
@@ -199,6 +213,10 @@ __all__ = [
     "Dropped",
     "ErrorKind",
     "FailoverProvider",
+    "Identities",
+    "IdentityConflictError",
+    "IdentityError",
+    "IdentityLink",
     "IllegalTransition",
     "InvalidAgentNameError",
     "LimitReached",
@@ -230,6 +248,7 @@ __all__ = [
     "TurnEvent",
     "TurnFailed",
     "TurnHandle",
+    "UnknownAccountError",
     "UnknownSessionError",
     "Usage",
     "WorkspaceError",

@@ -26,13 +26,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Hashable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from loguru import logger
 
 from beamclaw_core.agent_settings import AgentSettings
 from beamclaw_core.approvals import AlwaysGrant
+from beamclaw_core.identities import Identities
 from beamclaw_core.loop import effects as fx
 from beamclaw_core.loop.inputs import Decision, SubAgentResult
 from beamclaw_core.messages import Message, Role
@@ -105,6 +106,9 @@ class Core:
             TranscriptIndexer(self._rt.store, parts.memory) if parts.memory is not None else None
         )
         self._usage = LaneUsage(self._rt.clock)
+        self.identities = Identities(parts.database, self._rt.clock)
+        """Channel accounts linked to persons: an account's messages go to its person's
+        sessions (see :mod:`beamclaw_core.identities`)."""
         """When each loaded lane was last used (created, called, a turn ended) and who
         holds it (no eviction meanwhile)."""
 
@@ -200,6 +204,7 @@ class Core:
         if migrate:
             await self._db.migrate()
         await self._rt.always.load()
+        await self.identities.load()
         r = self._rt.settings.restart
         self._supervisor = Supervisor(
             "sessions",
@@ -244,8 +249,16 @@ class Core:
 
     # ------------------------------------------------------------ sessions
 
+    def person(self, address: SessionAddress) -> SessionAddress:
+        """``address`` as its person speaks: the user id is the person's session key when
+        the account is linked (:mod:`beamclaw_core.identities`), else unchanged."""
+        key = self.identities.session_key(address.user_id)
+        return address if key == address.user_id else replace(address, user_id=key)
+
     def session_id(self, address: SessionAddress) -> str:
-        """The id of the session ``address`` talks to (``shared``/``per_channel``)."""
+        """The id of the session ``address`` talks to (``shared``/``per_channel``), the
+        same for every linked account of one person."""
+        address = self.person(address)
         return derive_session_id(
             address.user_id, address.agent_id, address.channel, self._rt.settings.session_sharing
         )
@@ -269,7 +282,7 @@ class Core:
         (a handle or :meth:`subscribe`) wants drafts; when none does it is one
         non-streaming request, which costs less to make and to read.
         """
-        lane = await self._lane(address, session_id=session_id, pin=True)
+        lane = await self._lane(self.person(address), session_id=session_id, pin=True)
         try:
             self._ensure_running(lane)
             return await lane.submit(

@@ -12,6 +12,7 @@ from sqlalchemy.engine import Connection
 
 import beamclaw_memory
 from beamclaw_core.approvals import AlwaysAllowlist
+from beamclaw_core.identities import Identities
 from beamclaw_core.loop.states import Idle
 from beamclaw_core.messages import Message
 from beamclaw_core.store import ConversationStore
@@ -41,7 +42,7 @@ async def test_upgrade_keeps_conversations_and_adds_grants(database_url: str) ->
 
         await db.migrate()
 
-        assert "core_0002" in await db.current_heads()
+        assert "core_0003" in await db.current_heads()  # core_0002, then core_0003
         rows = await ConversationStore(db).messages("c")
         assert [r.message.text for r in rows if r.message] == ["hi", "yo"]
         grants = AlwaysAllowlist(db, clock=lambda: 3.0)
@@ -50,5 +51,10 @@ async def test_upgrade_keeps_conversations_and_adds_grants(database_url: str) ->
         assert [(g.tool, g.session_id, g.granted_at) for g in await grants.list()] == [
             ("write", "c", 3.0)
         ]
+        # core_0003: an account that brought history gives it to the person it joins
+        identities = Identities(db, clock=lambda: 4.0)
+        await identities.load()
+        link = await identities.link("local:ann", "ann")
+        assert (link.person_id, link.session_key) == ("ann", "local:ann")
     finally:
         await db.dispose()

@@ -86,6 +86,24 @@ always_allowed = sa.Table(
     sa.Column("granted_at", sa.Float, nullable=False),
 )
 
+persons = sa.Table(
+    "persons",
+    metadata,
+    sa.Column("person_id", sa.String(256), primary_key=True),
+    sa.Column("session_key", sa.String(256), nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+)
+"""A person across channels; ``session_key`` is the user id their sessions are keyed by."""
+
+identity_links = sa.Table(
+    "identity_links",
+    metadata,
+    sa.Column("account", sa.String(256), primary_key=True),
+    sa.Column("person_id", sa.String(256), nullable=False),
+    sa.Column("linked_at", sa.Float, nullable=False),
+)
+"""A channel account (``api:ann``, ``tg:123``, ``local:ann``) linked to its person."""
+
 INDEXES = (
     sa.Index("ix_conversations_state", conversations.c.state),
     sa.Index("ix_conversations_agent", conversations.c.agent_id),
