@@ -323,10 +323,8 @@ def _replacer(fmt: _Format) -> Callable[[re.Match[str]], str]:
     return replace
 
 
-def _key_before(text: str, separator: int) -> bool:
-    """True when a key (``api_key``, ``DB_PASSWORD``, ``"token"``) ends just before."""
-    if separator > 0 and text[separator - 1] in "=!<>":  # ==, !=, <=, >= compare
-        return False
+def _word_before(text: str, separator: int) -> str:
+    """The word ending just before ``separator``, past blanks and one closing quote."""
     end = separator
     while end > 0 and text[end - 1] in " \t":
         end -= 1
@@ -335,7 +333,14 @@ def _key_before(text: str, separator: int) -> bool:
     start = end
     while start > 0 and text[start - 1] in _WORD_CHARS:
         start -= 1
-    original = text[start:end]
+    return text[start:end]
+
+
+def _key_before(text: str, separator: int) -> bool:
+    """True when a key (``api_key``, ``DB_PASSWORD``, ``"token"``) ends just before."""
+    if separator > 0 and text[separator - 1] in "=!<>":  # ==, !=, <=, >= compare
+        return False
+    original = _word_before(text, separator)
     word = original.casefold()
     if word in _KEY_WORDS or len(word) != len(original):
         return word in _KEY_WORDS
@@ -551,15 +556,7 @@ def key_may_end_before(text: str, separator: int) -> bool:
     key). Never False where :func:`scrub` would find a key."""
     if _key_before(text, separator):
         return True
-    end = separator
-    while end > 0 and text[end - 1] in " \t":
-        end -= 1
-    if end > 0 and text[end - 1] in "\"'":
-        end -= 1
-    start = end
-    while start > 0 and text[start - 1] in _WORD_CHARS:
-        start -= 1
-    word = text[start:end].casefold()
+    word = _word_before(text, separator).casefold()
     return any(word.endswith(key) for key in _KEY_WORDS)
 
 
