@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -76,6 +77,19 @@ def _check(kind: str, value: str) -> str:
 def _has_history(unit: Unit, user_id: str) -> bool:
     query = sa.select(conversations.c.id).where(conversations.c.user_id == user_id).limit(1)
     return unit.execute(query).first() is not None
+
+
+_LINKS = sa.select(
+    identity_links.c.account,
+    identity_links.c.person_id,
+    persons.c.session_key,
+    identity_links.c.linked_at,
+).select_from(identity_links.outerjoin(persons, persons.c.person_id == identity_links.c.person_id))
+"""Links with their person's session key."""
+
+
+def _link(row: Any) -> IdentityLink:
+    return IdentityLink(row.account, row.person_id, row.session_key or row.person_id, row.linked_at)
 
 
 class Identities:
@@ -165,40 +179,26 @@ class Identities:
     async def unlink(self, account: str) -> IdentityLink:
         """``account`` speaks for itself again; raises :class:`UnknownAccountError`."""
         account = _check("account", account)
-        found = {link.account: link for link in await self.list()}.get(account)
-        if found is None:
-            raise UnknownAccountError(account)
 
-        def work(unit: Unit) -> int:
-            return unit.execute(
-                sa.delete(identity_links).where(identity_links.c.account == account)
-            ).rowcount
+        def work(unit: Unit) -> IdentityLink | None:
+            row = unit.execute(_LINKS.where(identity_links.c.account == account)).first()
+            if row is None:
+                return None
+            unit.execute(sa.delete(identity_links).where(identity_links.c.account == account))
+            return _link(row)
 
         async with self._writing:
-            if not await self.db.write(work):
+            gone = await self.db.write(work)
+            if gone is None:
                 raise UnknownAccountError(account)
             self._person.pop(account, None)
-        return found
+        return gone
 
     async def list(self) -> list[IdentityLink]:
         """Every link, by person then account (from the database)."""
-        query = (
-            sa.select(
-                identity_links.c.account,
-                identity_links.c.person_id,
-                persons.c.session_key,
-                identity_links.c.linked_at,
-            )
-            .select_from(
-                identity_links.outerjoin(persons, persons.c.person_id == identity_links.c.person_id)
-            )
-            .order_by(identity_links.c.person_id, identity_links.c.account)
-        )
+        query = _LINKS.order_by(identity_links.c.person_id, identity_links.c.account)
 
         def work(unit: Unit) -> list[IdentityLink]:
-            return [
-                IdentityLink(r.account, r.person_id, r.session_key or r.person_id, r.linked_at)
-                for r in unit.execute(query)
-            ]
+            return [_link(r) for r in unit.execute(query)]
 
         return await self.db.read(work)

@@ -10,13 +10,12 @@ channel is not run twice.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 from loguru import logger
 
 from beamclaw_core.channels import ChannelError, ChannelRegistry, Inbound, Outbound
 from beamclaw_core.loop import ApprovalRequested, TurnEvent
 from beamclaw_core.sessions import TurnResult
+from beamclaw_gateway.recent_ids import RecentIds
 from beamclaw_gateway.turns import TurnRequest, TurnRunner
 
 DEDUPE_WINDOW = 4096
@@ -29,23 +28,14 @@ class ChannelTurns:
     def __init__(self, channels: ChannelRegistry, turns: TurnRunner) -> None:
         self._channels = channels
         self._turns = turns
-        self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
-
-    def _first_sighting(self, channel: str, message_id: str | None) -> bool:
-        if message_id is None:
-            return True
-        key = (channel, message_id)
-        if key in self._seen:
-            return False
-        self._seen[key] = None
-        while len(self._seen) > DEDUPE_WINDOW:
-            self._seen.popitem(last=False)
-        return True
+        self._seen = RecentIds(DEDUPE_WINDOW)
 
     async def handle(self, inbound: Inbound) -> None:
         """Start ``inbound``'s turn; return once it is accepted (not when it ends)."""
         channel = inbound.channel
-        if not self._first_sighting(channel, inbound.message_id):
+        if inbound.message_id is not None and not self._seen.first_sighting(
+            (channel, inbound.message_id)
+        ):
             logger.info("channel {}: message {} seen before", channel, inbound.message_id)
             return
 

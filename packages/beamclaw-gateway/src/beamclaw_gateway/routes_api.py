@@ -23,7 +23,7 @@ from beamclaw_gateway._version import __version__
 from beamclaw_gateway.auth import require_token
 from beamclaw_gateway.errors import ApiError
 from beamclaw_gateway.openai_models import error_responses
-from beamclaw_gateway.services import GatewayServices
+from beamclaw_gateway.services import services_of
 from beamclaw_tools import TextPart
 
 router = APIRouter(prefix="/api", tags=["api"], dependencies=[Depends(require_token)])
@@ -147,11 +147,6 @@ class StatusBody(BaseModel):
     time: float
 
 
-def _services(request: Request) -> GatewayServices:
-    services: GatewayServices = request.app.state.services
-    return services
-
-
 def _not_found(session_id: str) -> ApiError:
     return ApiError(404, f"no session {session_id!r}", code="session_not_found")
 
@@ -194,7 +189,7 @@ def message_out(seq: int, created_at: float, message: Message) -> MessageOut:
 @router.get("/sessions", response_model=SessionList, responses=error_responses(401, 429))
 async def list_sessions(request: Request) -> SessionList:
     """Every top-level session, most recently active first."""
-    infos = await _services(request).core().list_sessions()
+    infos = await services_of(request).core().list_sessions()
     return SessionList(sessions=[SessionSummary.of(i) for i in infos])
 
 
@@ -205,7 +200,7 @@ async def list_sessions(request: Request) -> SessionList:
 )
 async def get_session(request: Request, session_id: str = SessionId) -> SessionDetail:
     """A session's metadata and every stored message in order."""
-    core = _services(request).core()
+    core = services_of(request).core()
     if await core.store.get(session_id) is None:
         raise _not_found(session_id)
     info = await core.status(session_id)
@@ -224,7 +219,7 @@ async def get_session(request: Request, session_id: str = SessionId) -> SessionD
 )
 async def delete_session(request: Request, session_id: str = SessionId) -> OkResult:
     """Stop the session and delete it with its history."""
-    if not await _services(request).core().delete(session_id):
+    if not await services_of(request).core().delete(session_id):
         raise _not_found(session_id)
     return OkResult()
 
@@ -237,7 +232,7 @@ async def delete_session(request: Request, session_id: str = SessionId) -> OkRes
 async def reset_session(request: Request, session_id: str = SessionId) -> OkResult:
     """Cancel, clear the queue and start a fresh context (stored history stays)."""
     try:
-        await _services(request).core().reset(session_id)
+        await services_of(request).core().reset(session_id)
     except UnknownSessionError as exc:
         raise _not_found(session_id) from exc
     return OkResult()
@@ -246,7 +241,7 @@ async def reset_session(request: Request, session_id: str = SessionId) -> OkResu
 @router.post("/stop", response_model=StopResult, responses=error_responses(401, 404, 429))
 async def stop(request: Request, body: StopRequest) -> StopResult:
     """``/stop``: cancel the running turn and clear the session's queue."""
-    core = _services(request).core()
+    core = services_of(request).core()
     if await core.store.get(body.session_id) is None:
         raise _not_found(body.session_id)
     cleared = await core.cancel(body.session_id)
@@ -257,7 +252,9 @@ async def stop(request: Request, body: StopRequest) -> StopResult:
 async def deliver(request: Request, body: DeliverRequest) -> DeliverResult:
     """Deliver a message to a channel target (``ws``: a session id with open connections)."""
     try:
-        receipt = await _services(request).channels.deliver(body.channel, body.target, body.message)
+        receipt = await services_of(request).channels.deliver(
+            body.channel, body.target, body.message
+        )
     except UnknownChannelError as exc:
         raise ApiError(404, str(exc), code="unknown_channel", param="channel") from exc
     except UnknownTargetError as exc:
@@ -274,7 +271,7 @@ async def list_always(
     user_id: str | None = Query(default=None, min_length=1, max_length=256),
 ) -> AlwaysGrantList:
     """Standing ``/always`` grants (of one agent and/or person), by agent, person, tool."""
-    grants = await _services(request).core().always_grants(agent_id=agent_id, user_id=user_id)
+    grants = await services_of(request).core().always_grants(agent_id=agent_id, user_id=user_id)
     return AlwaysGrantList(grants=[AlwaysGrantOut.of(g) for g in grants])
 
 
@@ -287,7 +284,7 @@ async def revoke_always(
     request: Request, agent_id: str = AgentId, user_id: str = UserId, tool: str = ToolName
 ) -> RevokeResult:
     """End one person's standing grant of one tool to one agent (404 when there is none)."""
-    revoked = await _services(request).core().revoke_always(agent_id, user_id, tool)
+    revoked = await services_of(request).core().revoke_always(agent_id, user_id, tool)
     if not revoked:
         raise ApiError(
             404,
@@ -306,13 +303,13 @@ async def revoke_all_always(
     request: Request, agent_id: str = AgentId, user_id: str = UserId
 ) -> RevokeResult:
     """End every standing grant one person gave one agent (``revoked`` may be 0)."""
-    return RevokeResult(revoked=await _services(request).core().revoke_always(agent_id, user_id))
+    return RevokeResult(revoked=await services_of(request).core().revoke_always(agent_id, user_id))
 
 
 @router.get("/status", response_model=StatusBody, responses=error_responses(401, 429))
 async def status(request: Request) -> StatusBody:
     """Gateway status: sessions, agents, channels and connections."""
-    services = _services(request)
+    services = services_of(request)
     sessions = await services.core().list_sessions()
     return StatusBody(
         version=__version__,

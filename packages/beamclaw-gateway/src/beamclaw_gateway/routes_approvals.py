@@ -18,7 +18,7 @@ from beamclaw_core.api import PendingApprovalInfo
 from beamclaw_gateway.auth import require_token
 from beamclaw_gateway.errors import ApiError
 from beamclaw_gateway.openai_models import error_responses
-from beamclaw_gateway.services import GatewayServices
+from beamclaw_gateway.services import services_of
 
 router = APIRouter(prefix="/api", tags=["api"], dependencies=[Depends(require_token)])
 
@@ -64,18 +64,13 @@ class ApprovalAnswered(BaseModel):
     decision: Literal["approve", "deny", "always"]
 
 
-def _services(request: Request) -> GatewayServices:
-    services: GatewayServices = request.app.state.services
-    return services
-
-
 @router.get("/approvals", response_model=PendingApprovalList, responses=error_responses(401, 429))
 async def list_pending(
     request: Request,
     session_id: str | None = Query(default=None, min_length=1, max_length=128),
 ) -> PendingApprovalList:
     """Tool calls waiting for a decision (of one session, or of every session)."""
-    pending = await _services(request).core().pending_approvals(session_id)
+    pending = await services_of(request).core().pending_approvals(session_id)
     return PendingApprovalList(approvals=[PendingApprovalOut.of(p) for p in pending])
 
 
@@ -88,7 +83,7 @@ async def answer(
     request: Request, body: ApprovalAnswer, approval_id: str = ApprovalId
 ) -> ApprovalAnswered:
     """Approve, deny or always-approve a pending tool call; the turn goes on at once."""
-    core = _services(request).core()
+    core = services_of(request).core()
     outcome, info = await core.answer_approval_by_id(approval_id, _DECISIONS[body.decision])
     if outcome == "already_answered":
         raise ApiError(

@@ -14,7 +14,7 @@ from beamclaw_core import IdentityConflictError, IdentityError, IdentityLink, Un
 from beamclaw_gateway.auth import require_token
 from beamclaw_gateway.errors import ApiError
 from beamclaw_gateway.openai_models import error_responses
-from beamclaw_gateway.services import GatewayServices
+from beamclaw_gateway.services import services_of
 
 router = APIRouter(prefix="/api", tags=["api"], dependencies=[Depends(require_token)])
 
@@ -49,15 +49,10 @@ class LinkList(BaseModel):
     links: list[LinkOut]
 
 
-def _services(request: Request) -> GatewayServices:
-    services: GatewayServices = request.app.state.services
-    return services
-
-
 @router.get("/identities", response_model=LinkList, responses=error_responses(401, 429))
 async def list_links(request: Request) -> LinkList:
     """Every linked account, by person."""
-    links = await _services(request).core().identities.list()
+    links = await services_of(request).core().identities.list()
     return LinkList(links=[LinkOut.of(link) for link in links])
 
 
@@ -65,7 +60,7 @@ async def list_links(request: Request) -> LinkList:
 async def link(request: Request, body: LinkRequest) -> LinkOut:
     """Link an account to a person: its messages go to the person's sessions from now on."""
     try:
-        made = await _services(request).core().identities.link(body.account, body.person)
+        made = await services_of(request).core().identities.link(body.account, body.person)
     except IdentityConflictError as exc:
         raise ApiError(409, str(exc), code="identity_conflict") from exc
     except IdentityError as exc:
@@ -79,7 +74,7 @@ async def link(request: Request, body: LinkRequest) -> LinkOut:
 async def unlink(request: Request, account: str = Account) -> LinkOut:
     """The account speaks for itself again (the person keeps the history)."""
     try:
-        gone = await _services(request).core().identities.unlink(account)
+        gone = await services_of(request).core().identities.unlink(account)
     except UnknownAccountError as exc:
         raise ApiError(404, str(exc), code="account_not_linked") from exc
     return LinkOut.of(gone)

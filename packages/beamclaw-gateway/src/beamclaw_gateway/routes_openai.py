@@ -35,17 +35,12 @@ from beamclaw_gateway.openai_models import (
     error_responses,
     last_user_content,
 )
-from beamclaw_gateway.services import GatewayServices
+from beamclaw_gateway.services import services_of
 from beamclaw_gateway.turns import DetachedTurn, TurnRequest
 
 router = APIRouter(prefix="/v1", tags=["openai"], dependencies=[Depends(require_token)])
 
 _UPSTREAM_STATUS = {"timeout": 504, "rate_limit": 429, "context_overflow": 400}
-
-
-def _services(request: Request) -> GatewayServices:
-    services: GatewayServices = request.app.state.services
-    return services
 
 
 def api_user_id(user: str | None) -> str:
@@ -95,7 +90,7 @@ def _turn_error(result: TurnResult) -> ApiError:
 async def list_models(request: Request) -> ModelList:
     """One model per agent: ``beamclaw/<agent>`` (the default agent first), with the
     provider and model its turns use (``[agents.<id>]``, else ``[core]``)."""
-    services = _services(request)
+    services = services_of(request)
     created = int(time.time() - services.runtime.uptime_seconds)
     config = services.runtime.config
     cards: list[ModelCard] = []
@@ -274,7 +269,7 @@ async def chat_completions(request: Request, body: ChatCompletionRequest) -> Any
     x_session_id = _SESSION.read(headers)
     idempotency_key = _IDEMPOTENCY.read(headers)
     x_approval_mode = cast(Literal["deny", "wait"] | None, _APPROVAL.read(headers))
-    services = _services(request)
+    services = services_of(request)
     agent = services.agents.resolve(body.model)
     if agent is None:
         raise ApiError(

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from fastapi import Request
+
 from beamclaw_core.api import Core
 from beamclaw_core.channels import ChannelRegistry
 from beamclaw_gateway.a2a_store import A2AStore
@@ -105,3 +107,9 @@ class GatewayServices:
         if self._idempotency is not None:
             await self._idempotency.close()
         await self.limiter.close()
+
+
+def services_of(request: Request) -> GatewayServices:
+    """The services of the app serving ``request`` (set by ``create_app``)."""
+    services: GatewayServices = request.app.state.services
+    return services

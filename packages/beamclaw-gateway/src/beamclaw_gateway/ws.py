@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
@@ -42,6 +41,7 @@ from beamclaw_core.sessions import (
     UnknownSessionError,
 )
 from beamclaw_gateway.auth import bearer_token, token_key, unauthorized
+from beamclaw_gateway.recent_ids import RecentIds
 from beamclaw_gateway.settings import WebSocketSettings
 from beamclaw_gateway.ws_protocol import (
     AUTHENTICATED,
@@ -174,7 +174,7 @@ class WebSocketHub:
         self.settings = settings
         self.connections: set[WsConnection] = set()
         self._by_session: dict[str, set[WsConnection]] = {}
-        self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._seen = RecentIds(settings.dedupe_window)
 
     def attach(self, conn: WsConnection, session_id: str) -> None:
         conn.sessions.add(session_id)
@@ -191,14 +191,7 @@ class WebSocketHub:
 
     def first_sighting(self, user: str, message_id: str) -> bool:
         """True the first time ``(user, message_id)`` is seen (bounded memory)."""
-        key = (user, message_id)
-        if key in self._seen:
-            self._seen.move_to_end(key)
-            return False
-        self._seen[key] = None
-        while len(self._seen) > self.settings.dedupe_window:
-            self._seen.popitem(last=False)
-        return True
+        return self._seen.first_sighting((user, message_id))
 
     async def run(self, inbound: InboundSink) -> None:
         """Nothing to poll: connections arrive through the ``/ws`` route, which starts
