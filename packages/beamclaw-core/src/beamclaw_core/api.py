@@ -26,13 +26,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Hashable, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from dataclasses import replace
 
 from loguru import logger
 
 from beamclaw_core.agent_settings import AgentSettings
 from beamclaw_core.approvals import AlwaysGrant
+from beamclaw_core.conversation.port import AnswerOutcome, PendingApprovalInfo
 from beamclaw_core.identities import Identities
 from beamclaw_core.loop import effects as fx
 from beamclaw_core.loop.inputs import Decision, SubAgentResult
@@ -59,21 +59,6 @@ STOP_INDEXING_SECONDS = 10.0
 """How long :meth:`Core.stop` waits for background transcript indexing."""
 STOP_HOOKS_SECONDS = 10.0
 """How long :meth:`Core.stop` waits for session-end hooks of the shutdown."""
-
-
-AnswerOutcome = Literal["answered", "already_answered", "unknown"]
-"""What :meth:`Core.answer_approval_by_id` did."""
-
-
-@dataclass(frozen=True, slots=True)
-class PendingApprovalInfo:
-    """A tool call waiting for a decision (:meth:`Core.pending_approvals`)."""
-
-    session_id: str
-    request_id: str
-    agent_id: str
-    tool: str
-    args: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
 class Core:

@@ -13,10 +13,10 @@ from __future__ import annotations
 from loguru import logger
 
 from beamclaw_core.channels import ChannelError, ChannelRegistry, Inbound, Outbound
+from beamclaw_core.conversation import LocalConversation, TurnRequest
 from beamclaw_core.loop import ApprovalRequested, TurnEvent
 from beamclaw_core.sessions import TurnResult
 from beamclaw_gateway.recent_ids import RecentIds
-from beamclaw_gateway.turns import TurnRequest, TurnRunner
 
 DEDUPE_WINDOW = 4096
 """Message ids remembered per channel."""
@@ -25,9 +25,9 @@ DEDUPE_WINDOW = 4096
 class ChannelTurns:
     """The inbound sink the gateway gives its channel registry."""
 
-    def __init__(self, channels: ChannelRegistry, turns: TurnRunner) -> None:
+    def __init__(self, channels: ChannelRegistry, conversation: LocalConversation) -> None:
         self._channels = channels
-        self._turns = turns
+        self._conversation = conversation
         self._seen = RecentIds(DEDUPE_WINDOW)
 
     async def handle(self, inbound: Inbound) -> None:
@@ -53,7 +53,7 @@ class ChannelTurns:
             except ChannelError as exc:
                 logger.warning("channel {}: answer not delivered: {}", channel, exc)
 
-        await self._turns.start(
+        await self._conversation.send(
             TurnRequest(
                 address=inbound.address,
                 content=inbound.content,

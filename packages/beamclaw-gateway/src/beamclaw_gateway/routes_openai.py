@@ -1,7 +1,7 @@
 """``/v1``: the OpenAI-compatible API (chat completions, models).
 
 Invariants: the answer is the whole turn (tool steps included); the turn runs detached
-from the request (turns.py), so a client that disconnects mid-stream loses nothing; an
+from the request (``LocalConversation``), so a client that disconnects mid-stream loses nothing; an
 ``Idempotency-Key`` answers a retry from the stored first answer; every error has the
 OpenAI shape ``{"error": {"message", "type", "param", "code"}}``.
 """
@@ -20,6 +20,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.datastructures import Headers
 
 from beamclaw_core import agent_profile
+from beamclaw_core.conversation import Turn, TurnRequest
 from beamclaw_core.loop import TextChunk
 from beamclaw_core.sessions import SessionAddress, TurnResult
 from beamclaw_gateway.auth import bearer_token, require_token, token_key
@@ -36,7 +37,6 @@ from beamclaw_gateway.openai_models import (
     last_user_content,
 )
 from beamclaw_gateway.services import services_of
-from beamclaw_gateway.turns import DetachedTurn, TurnRequest
 
 router = APIRouter(prefix="/v1", tags=["openai"], dependencies=[Depends(require_token)])
 
@@ -138,14 +138,14 @@ class _ChunkWriter:
         return _sse({**self.base, "choices": [], "usage": usage})
 
 
-async def _stream_turn(turn: DetachedTurn, writer: _ChunkWriter) -> AsyncIterator[bytes]:
+async def _stream_turn(turn: Turn, writer: _ChunkWriter) -> AsyncIterator[bytes]:
     yield writer.chunk({"role": "assistant", "content": ""})
     streamed: list[str] = []
-    while (event := await turn.events.get()) is not None:
+    async for event in turn.events():
         if isinstance(event, TextChunk) and event.text:
             streamed.append(event.text)
             yield writer.chunk({"content": event.text})
-    result = turn.result.result()
+    result = await turn.result()
     if result.status != "completed":
         yield _sse(_turn_error(result).body())
         yield _sse("[DONE]")
@@ -295,7 +295,7 @@ async def chat_completions(request: Request, body: ChatCompletionRequest) -> Any
         claim = await services.idempotency.claim(
             key,
             fingerprint(await request.body()),
-            session_id=session_id or services.core().session_id(address),
+            session_id=session_id or services.conversation.core.session_id(address),
             model=body.model,
         )
         if claim.kind == "mismatch":
@@ -343,7 +343,7 @@ async def chat_completions(request: Request, body: ChatCompletionRequest) -> Any
         drafts=bool(body.stream),
     )
     try:
-        turn = await services.turns.start(turn_request, on_done=remember)
+        turn = await services.conversation.send(turn_request, on_done=remember)
     except BaseException:
         if key is not None:
             await services.idempotency.abandon(key)
@@ -358,5 +358,5 @@ async def chat_completions(request: Request, body: ChatCompletionRequest) -> Any
             media_type="text/event-stream",
             headers={**_SSE_HEADERS, **headers},
         )
-    answer = render(await turn.result, body.model, created)
+    answer = render(await turn.result(), body.model, created)
     return _OrjsonResponse(answer.body, answer.status_code, headers=headers)

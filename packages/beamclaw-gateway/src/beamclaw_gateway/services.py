@@ -1,4 +1,4 @@
-"""What the routes share: auth, rate limiter, agents, channels, turn runner, stores.
+"""What the routes share: auth, rate limiter, agents, channels, conversations, stores.
 
 Built with the app (nothing here touches the database until first used), bound to the
 :class:`GatewayRuntime`, so the routes work whether the runtime was started by the app's
@@ -13,6 +13,7 @@ from fastapi import Request
 
 from beamclaw_core.api import Core
 from beamclaw_core.channels import ChannelRegistry
+from beamclaw_core.conversation import LocalConversation
 from beamclaw_gateway.a2a_store import A2AStore
 from beamclaw_gateway.agents import AgentCatalog
 from beamclaw_gateway.auth import TokenGuard
@@ -23,7 +24,6 @@ from beamclaw_gateway.ratelimit import RateLimiter
 from beamclaw_gateway.runtime import GatewayRuntime
 from beamclaw_gateway.settings import GatewaySettings
 from beamclaw_gateway.settle import CommittedAnswers
-from beamclaw_gateway.turns import TurnRunner
 from beamclaw_gateway.ws import WebSocketHub
 from beamclaw_memory import Database
 
@@ -41,8 +41,9 @@ class GatewayServices:
         """Every channel adapter (the ``/ws`` hub; Telegram next), run under supervision."""
         self.ws_hub = WebSocketHub(self.settings.ws)
         self.channels.register(self.ws_hub)
-        self.turns = TurnRunner(self.core)
-        self.channel_turns = ChannelTurns(self.channels, self.turns)
+        self.conversation = LocalConversation(self.core)
+        """The one way every front end reaches conversations (detached turns)."""
+        self.channel_turns = ChannelTurns(self.channels, self.conversation)
         self._idempotency: IdempotencyStore | None = None
         self._a2a: A2AStore | None = None
         self._register_health()
@@ -103,7 +104,7 @@ class GatewayServices:
         """Let detached turns' consumers finish (bounded), stop refreshing idempotency
         leases, release the limiter."""
         await self.channels.stop()
-        await self.turns.drain()
+        await self.conversation.drain()
         if self._idempotency is not None:
             await self._idempotency.close()
         await self.limiter.close()

@@ -34,6 +34,9 @@ class MessageFrame(_Frame):
     user: str | None = Field(default=None, max_length=256)
     session_id: str | None = Field(default=None, max_length=128)
     channel: str = Field(default="ws", max_length=64)
+    approval_mode: Literal["deny", "wait"] = "wait"
+    """``wait``: an approval the turn raises waits for an answer from any front end;
+    ``deny``: it is denied at once (a client that cannot answer)."""
 
 
 class CancelFrame(_Frame):
