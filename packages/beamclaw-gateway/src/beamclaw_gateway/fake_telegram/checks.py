@@ -112,11 +112,11 @@ def _check_inline_button(button: Any) -> None:
             raise BotApiError.bad_request("BUTTON_URL_INVALID")
 
 
-def check_commands(commands: list[Any]) -> list[dict[str, str]]:
+def check_commands(commands: list[Any]) -> list[dict[str, Any]]:
     """The ``BotCommand`` list of a ``setMyCommands`` call, validated."""
     if len(commands) > 100:
         raise BotApiError.bad_request("too many commands specified")
-    checked: list[dict[str, str]] = []
+    checked: list[dict[str, Any]] = []
     for item in commands:
         if not isinstance(item, dict):
             raise BotApiError.bad_request("can't parse BotCommand JSON object")
@@ -125,5 +125,5 @@ def check_commands(commands: list[Any]) -> list[dict[str, str]]:
             raise BotApiError.bad_request("BOT_COMMAND_INVALID")
         if not isinstance(description, str) or not 1 <= len(description) <= 256:
             raise BotApiError.bad_request("BOT_COMMAND_DESCRIPTION_INVALID")
-        checked.append({"command": command, "description": description})
+        checked.append({k: v for k, v in item.items() if v is not None})
     return checked

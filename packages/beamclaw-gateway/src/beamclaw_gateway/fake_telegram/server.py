@@ -184,7 +184,7 @@ class FakeBotApi:
 
     def commands(
         self, scope: dict[str, Any] | None = None, language_code: str = ""
-    ) -> list[dict[str, str]]:
+    ) -> list[dict[str, Any]]:
         """The ``setMyCommands`` list for a scope (default scope when None)."""
         key = json.dumps(scope or {"type": "default"}, sort_keys=True), language_code
         return list(self.state.commands.get(key, []))

@@ -59,8 +59,8 @@ class BotState:
     allowed_updates: tuple[str, ...] = ()
     """The last ``allowed_updates`` a bot set (empty: Telegram's default set)."""
     webhook: WebhookInfo | None = None
-    commands: dict[tuple[str, str], list[dict[str, str]]] = field(
-        default_factory=dict[tuple[str, str], list[dict[str, str]]]
+    commands: dict[tuple[str, str], list[dict[str, Any]]] = field(
+        default_factory=dict[tuple[str, str], list[dict[str, Any]]]
     )
     """``setMyCommands`` lists by (scope as JSON, language code)."""
     callbacks: dict[str, bool] = field(default_factory=dict[str, bool])
