@@ -319,6 +319,8 @@ async def test_text_limits_and_unknown_chats(tg: FakeBotApi, bot: Bot) -> None:
     tg.add_chat(42)
     with pytest.raises(TelegramBadRequest, match="message is too long"):
         await bot.send_message(42, "x" * 4097)
+    with pytest.raises(TelegramBadRequest, match="message is too long"):
+        await bot.send_message(42, "😀" * 2049)  # 2049 characters, 4098 UTF-16 units
     assert (
         len((await bot.send_message(42, "<b>" + "x" * 4096 + "</b>", parse_mode="HTML")).text or "")
         == 4096
@@ -466,6 +468,10 @@ async def test_uploads_are_stored_and_downloadable(tg: FakeBotApi, bot: Bot) -> 
     assert tg.downloads == [file.file_path]
     with pytest.raises(TelegramBadRequest, match="invalid file_id"):
         await bot.get_file("nope")
+    with pytest.raises(TelegramBadRequest, match="message caption is too long"):
+        await bot.send_photo(42, BufferedInputFile(PNG, "x.png"), caption="c" * 1025)
+    again = await bot.send_document(42, document.document.file_id)  # resent by file_id
+    assert again.document is not None and tg.messages(42)[-1].document == b"a,b\n1,2\n"
 
 
 async def test_pushed_media_can_be_fetched_through_the_base_url(tg: FakeBotApi, bot: Bot) -> None:

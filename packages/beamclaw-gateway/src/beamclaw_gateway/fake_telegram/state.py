@@ -257,7 +257,6 @@ class BotState:
     def stored(self, chat_id: int, message_id: int, *, action: str) -> dict[str, Any]:
         """A live message, or Telegram's 400 "message to <action> not found"."""
         message = self.messages.get((chat_id, message_id))
-        sent = self.sent.get((chat_id, message_id))
-        if message is None or (sent is not None and sent.deleted):
+        if message is None:  # never sent, or deleted
             raise BotApiError.bad_request(f"message to {action} not found")
         return message
