@@ -33,7 +33,9 @@ from aiogram.types import (
     BufferedInputFile,
     InlineKeyboardButton,
     InlineKeyboardMarkup,
+    KeyboardButton,
     Message,
+    ReplyKeyboardMarkup,
     ReplyParameters,
 )
 from aiogram.webhook.aiohttp_server import SimpleRequestHandler
@@ -336,11 +338,18 @@ async def test_text_limits_and_unknown_chats(tg: FakeBotApi, bot: Bot) -> None:
         await bot.send_message(42, "still there?")
 
 
-async def test_callback_data_over_64_bytes_is_button_data_invalid(tg: FakeBotApi, bot: Bot) -> None:
+async def test_reply_markup_is_validated_and_recorded(tg: FakeBotApi, bot: Bot) -> None:
     tg.add_chat(42)
     with pytest.raises(TelegramBadRequest, match="BUTTON_DATA_INVALID"):
         await bot.send_message(42, "pick", reply_markup=keyboard("é" * 33))  # 66 bytes
     assert (await bot.send_message(42, "pick", reply_markup=keyboard("é" * 32))).message_id
+    menu = ReplyKeyboardMarkup(keyboard=[[KeyboardButton(text="/new")]], resize_keyboard=True)
+    sent = await bot.send_message(42, "menu", reply_markup=menu)
+    assert sent.reply_markup is None  # only inline keyboards stay on a message
+    assert tg.messages(42)[-1].reply_markup == {
+        "keyboard": [[{"text": "/new"}]],
+        "resize_keyboard": True,
+    }
 
 
 async def test_edit_message_text_and_its_refusals(tg: FakeBotApi, bot: Bot) -> None:
