@@ -13,6 +13,7 @@ Pure and synchronous (the clock is injected); the HTTP shell in
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -124,6 +125,11 @@ class BotState:
 
     def now(self) -> int:
         return int(self.clock())
+
+    @staticmethod
+    def commands_key(scope: dict[str, Any] | None, language_code: str | None) -> tuple[str, str]:
+        """The key of a ``setMyCommands`` list: (scope as sorted JSON, language code)."""
+        return json.dumps(scope or {"type": "default"}, sort_keys=True), language_code or ""
 
     # -- files --------------------------------------------------------------------------
 

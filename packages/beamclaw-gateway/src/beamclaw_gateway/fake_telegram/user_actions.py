@@ -8,7 +8,6 @@ action (``push_*``) stores what it creates, queues one update and wakes whoever 
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 from beamclaw_gateway.fake_telegram import inbound
@@ -68,7 +67,7 @@ class UserActions:
         self, scope: dict[str, Any] | None = None, language_code: str = ""
     ) -> list[dict[str, Any]]:
         """The ``setMyCommands`` list for a scope (default scope when None)."""
-        key = json.dumps(scope or {"type": "default"}, sort_keys=True), language_code
+        key = BotState.commands_key(scope, language_code)
         return list(self.state.commands.get(key, []))
 
     def add_chat(self, chat_id: int, chat_type: str = "private", **names: str) -> None:
