@@ -43,10 +43,11 @@ router = APIRouter(prefix="/v1", tags=["openai"], dependencies=[Depends(require_
 _UPSTREAM_STATUS = {"timeout": 504, "rate_limit": 429, "context_overflow": 400}
 
 
-def api_user_id(user: str | None) -> str:
-    """``api:<user>``; an id already carrying a channel prefix is kept."""
+def api_user_id(user: str | None, owner: str) -> str:
+    """``api:<user>``; an id already carrying a channel prefix is kept; no user at all is
+    the gateway's ``owner`` (the person the TUI speaks as, so both share one history)."""
     if not user:
-        return "api:anonymous"
+        return owner
     return user if ":" in user else f"api:{user}"
 
 
@@ -286,7 +287,7 @@ async def chat_completions(request: Request, body: ChatCompletionRequest) -> Any
         raise ApiError(400, "messages must contain a non-empty user message", param="messages")
     created = int(time.time())
     include_usage = bool(body.stream_options and body.stream_options.include_usage)
-    address = SessionAddress(api_user_id(x_user_id or body.user), agent, "api")
+    address = SessionAddress(api_user_id(x_user_id or body.user, services.owner), agent, "api")
     session_id = x_session_id or body.session_id
     key: str | None = None
     if idempotency_key:

@@ -14,6 +14,7 @@ from fastapi import Request
 from beamclaw_core.api import Core
 from beamclaw_core.channels import ChannelRegistry
 from beamclaw_core.conversation import LocalConversation
+from beamclaw_core.store.ids import local_user_id
 from beamclaw_gateway.a2a_store import A2AStore
 from beamclaw_gateway.agents import AgentCatalog
 from beamclaw_gateway.auth import TokenGuard
@@ -36,6 +37,10 @@ class GatewayServices:
         self.settings: GatewaySettings = runtime.config.gateway
         self.auth = TokenGuard(self.settings.http)
         self.limiter = RateLimiter(self.settings.rate_limit)
+        self.owner = local_user_id()
+        """Who a request or frame that names no user is: the person running the gateway,
+        as the TUI and CLI on this machine speak (``local:<login>``), so with
+        ``session_sharing = "shared"`` the API, ``/ws`` and the TUI share one history."""
         self.agents = AgentCatalog(runtime.config.core.default_agent, runtime.home)
         self.channels = ChannelRegistry()
         """Every channel adapter (the ``/ws`` hub; Telegram next), run under supervision."""

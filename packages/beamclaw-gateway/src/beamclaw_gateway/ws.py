@@ -78,10 +78,11 @@ def _nothing() -> None:
     """A detached turn has nothing to close: the connection just stops reading it."""
 
 
-def ws_user_id(user: str | None) -> str:
-    """``ws:<user>``; an id already carrying a channel prefix (``local:ann``) is kept."""
+def ws_user_id(user: str | None, owner: str) -> str:
+    """``ws:<user>``; an id already carrying a channel prefix (``local:ann``) is kept; no
+    user at all is the gateway's ``owner`` (the person the TUI speaks as)."""
     if not user:
-        return "ws:anonymous"
+        return owner
     return user if ":" in user else f"ws:{user}"
 
 
@@ -351,7 +352,7 @@ async def _on_subscribe(
 
 
 async def _on_message(conn: WsConnection, frame: MessageFrame, services: GatewayServices) -> None:
-    user = ws_user_id(frame.user)
+    user = ws_user_id(frame.user, services.owner)
     if frame.id is not None and not services.ws_hub.first_sighting(user, frame.id):
         conn.push(error_frame("duplicate", "message id already received", id=frame.id))
         return
