@@ -34,6 +34,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 from beamclaw_cli.errors import GatewayUnreachableError
 from beamclaw_core.conversation import (
     AnswerOutcome,
+    DetachedTurn,
     HistoryEntry,
     HistoryPage,
     OnDone,
@@ -140,60 +141,36 @@ class _Socket:
             await self.ws.close()
 
 
-class RemoteTurn:
+class RemoteTurn(DetachedTurn):
     """A turn sent to the gateway, its events read from the socket in the background."""
-
-    def __init__(self, session_id: str, turn_id: str) -> None:
-        self._session_id = session_id
-        self._turn_id = turn_id
-        self._events: asyncio.Queue[TurnEvent | None] = asyncio.Queue()
-        self._result: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
-        self.reader: asyncio.Task[None] | None = None
-
-    @property
-    def session_id(self) -> str:
-        return self._session_id
-
-    @property
-    def turn_id(self) -> str:
-        return self._turn_id
-
-    async def events(self) -> AsyncIterator[TurnEvent]:
-        while (event := await self._events.get()) is not None:
-            yield event
-
-    async def result(self) -> TurnResult:
-        return await asyncio.shield(self._result)
 
     async def read(
         self, sock: _Socket, first: TurnEvent, on_event: OnEvent | None, on_done: OnDone | None
     ) -> None:
         """Pump the turn's events from ``first`` to its terminal one, then close."""
-        fold = TurnFold(self._session_id, self._turn_id)
+        fold = TurnFold(self.session_id, self.turn_id)
         result: TurnResult | None = None
         event: TurnEvent | None = first
         try:
             while result is None:
-                if event is not None and event.session_id == self._session_id:
+                if event is not None and event.session_id == self.session_id:
                     result = fold.feed(event)
-                    self._events.put_nowait(event)
+                    self.put(event)
                     if on_event is not None:
                         await on_event(event)
                 if result is None:
                     event = event_of(await sock.frame())
         except Exception as exc:
             result = TurnResult(
-                self._session_id,
-                self._turn_id,
+                self.session_id,
+                self.turn_id,
                 "failed",
                 error_kind="unreachable",
                 error_message=f"lost the gateway while the turn ran: {exc}",
             )
         finally:
             await sock.close()
-        if not self._result.done():
-            self._result.set_result(result)
-        self._events.put_nowait(None)
+        self.finish(result)
         if on_done is not None:
             await on_done(result)
 
@@ -338,7 +315,6 @@ class RemoteConversation:
             raise
         turn = RemoteTurn(session_id, event.turn_id)
         task = asyncio.create_task(turn.read(sock, event, on_event, on_done))
-        turn.reader = task
         self._readers.add(task)
         task.add_done_callback(self._readers.discard)
         return turn

@@ -33,8 +33,12 @@ from beamclaw_core.sessions.fold import TurnFold, TurnResult
 
 
 class DetachedTurn:
-    """A running turn consumed in the background: its events as a queue, its result as a
-    future (the :class:`~beamclaw_core.conversation.port.Turn` of this process)."""
+    """A sent turn whose events a background reader puts here, with its result once it
+    ends (the :class:`~beamclaw_core.conversation.port.Turn` both implementations hand out:
+    this process's consumer task, or a remote client's socket reader).
+
+    Invariant: :meth:`finish` is called once, after the last :meth:`put`; ``events``
+    then ends and ``result`` answers."""
 
     def __init__(self, session_id: str, turn_id: str) -> None:
         self._session_id = session_id
@@ -57,10 +61,12 @@ class DetachedTurn:
     async def result(self) -> TurnResult:
         return await asyncio.shield(self._result)
 
-    def _put(self, event: TurnEvent | None) -> None:
+    def put(self, event: TurnEvent) -> None:
+        """The reader's next event of the turn."""
         self._events.put_nowait(event)
 
-    def _finish(self, result: TurnResult) -> None:
+    def finish(self, result: TurnResult) -> None:
+        """The turn ended with ``result`` (after its last event)."""
         if not self._result.done():
             self._result.set_result(result)
         self._events.put_nowait(None)
@@ -113,7 +119,7 @@ class LocalConversation:
                     if isinstance(event, ApprovalRequested) and request.approval_mode == "deny":
                         await core.answer_approval(event.session_id, event.request_id, "no")
                     fold.feed(event)
-                    turn._put(event)  # pyright: ignore[reportPrivateUsage]
+                    turn.put(event)
                     if on_event is not None:
                         await on_event(event)
                 result = fold.end(await handle.result())
@@ -126,7 +132,7 @@ class LocalConversation:
                     error_kind="internal",
                     error_message=f"{type(exc).__name__}: {exc}",
                 )
-            turn._finish(result)  # pyright: ignore[reportPrivateUsage]
+            turn.finish(result)
             if on_done is not None:
                 try:
                     await on_done(result)
