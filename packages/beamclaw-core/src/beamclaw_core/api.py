@@ -32,6 +32,7 @@ from loguru import logger
 
 from beamclaw_core.agent_settings import AgentSettings
 from beamclaw_core.approvals import AlwaysGrant
+from beamclaw_core.attachments import check_images
 from beamclaw_core.conversation.port import AnswerOutcome, PendingApprovalInfo
 from beamclaw_core.identities import Identities
 from beamclaw_core.loop import effects as fx
@@ -266,7 +267,12 @@ class Core:
         drafts. Each LLM call of a turn streams while any subscriber of the session
         (a handle or :meth:`subscribe`) wants drafts; when none does it is one
         non-streaming request, which costs less to make and to read.
+
+        Raises:
+            AttachmentError: an image of ``content`` breaks ``[core.attachments]``
+                (nothing was queued; a front end answers its sender with a 4xx).
         """
+        content = check_images(content, self._rt.settings.attachments.limits())
         lane = await self._lane(self.person(address), session_id=session_id, pin=True)
         try:
             self._ensure_running(lane)

@@ -15,6 +15,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from beamclaw_tools.types import ContentPart, ImagePart, TextPart, ToolCall
 
+TOOL_IMAGES = "tool_images"
+"""``meta`` key of the user message that shows a block of tool results' images to the
+model (its value: the tool call ids). Built per request by
+:class:`~beamclaw_core.loop.history.HistoryRepair`, never stored."""
+
 
 class Role(enum.StrEnum):
     SYSTEM = "system"
@@ -55,7 +60,9 @@ class Usage(BaseModel):
 class Message(BaseModel):
     """One message of a conversation.
 
-    ``content`` is text, or a tuple of parts for multimodal user messages.
+    ``content`` is text, or a tuple of parts: a person's message with images, or a tool
+    result with the images its tool returned (text first, then the images; checked by
+    :mod:`beamclaw_core.attachments`). Stored as it is: the images survive a restart.
     ``model`` records which model produced an assistant message (failover audit).
     """
 
@@ -86,6 +93,11 @@ class Message(BaseModel):
             return ()
         return tuple(p for p in self.content if isinstance(p, ImagePart))
 
+    @property
+    def shows_tool_images(self) -> bool:
+        """This is the user message showing tool results' images (see :data:`TOOL_IMAGES`)."""
+        return TOOL_IMAGES in self.meta
+
     @classmethod
     def system(cls, text: str, **kw: Any) -> Message:
         return cls(role=Role.SYSTEM, content=text, **kw)
@@ -100,7 +112,13 @@ class Message(BaseModel):
 
     @classmethod
     def tool(
-        cls, tool_call_id: str, name: str, content: str, *, is_error: bool = False, **kw: Any
+        cls,
+        tool_call_id: str,
+        name: str,
+        content: str | tuple[ContentPart, ...],
+        *,
+        is_error: bool = False,
+        **kw: Any,
     ) -> Message:
         return cls(
             role=Role.TOOL,

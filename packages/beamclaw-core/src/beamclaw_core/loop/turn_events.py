@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from beamclaw_core.loop.errors import EventDecodeError
 from beamclaw_core.messages import Usage
+from beamclaw_tools.types import ImagePart
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +40,11 @@ class TurnEvent:
         data: dict[str, Any] = {"type": self.type}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            data[f.name] = value.model_dump(mode="json") if isinstance(value, Usage) else value
+            if isinstance(value, Usage):
+                value = value.model_dump(mode="json")
+            elif isinstance(value, tuple) and value and isinstance(value[0], ImagePart):
+                value = [part.model_dump(mode="json") for part in value]
+            data[f.name] = value
         return data
 
     @staticmethod
@@ -105,6 +110,9 @@ class ToolFinished(TurnEvent):
     is_error: bool = False
     preview: str = ""
     """The first few hundred characters of the (scrubbed) result."""
+    images: tuple[ImagePart, ...] = ()
+    """The images the tool returned that reach the model (checked against
+    ``[core.attachments]``): a channel delivers them with the turn's answer."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -328,6 +328,7 @@ class SessionLane:
                 compaction_threshold_pct=loop.compaction_threshold_pct,
                 max_subagents=loop.max_subagents,
                 turn_timeout_seconds=loop.turn_timeout_seconds,
+                images=s.attachments.limits(),
             ),
         )
 
