@@ -11,7 +11,15 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 from beamclaw_tools.types import ContentPart, ImagePart, TextPart, ToolCall
 
@@ -79,6 +87,31 @@ class Message(BaseModel):
     is_error: bool = False
     """For tool messages: the tool failed (or was denied, cancelled, interrupted)."""
     meta: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("content", mode="before")
+    @classmethod
+    def _tag_parts(cls, value: Any) -> Any:
+        """Parts stored without their ``type`` (``exclude_defaults`` dropped it before
+        :meth:`_dump_tagged` kept it) are told apart by their fields."""
+        if not isinstance(value, list):
+            return value
+        parts: list[Any] = value
+        return [
+            {**p, "type": "image" if "media_type" in p else "text"}
+            if isinstance(p, dict) and "type" not in p
+            else p
+            for p in parts
+        ]
+
+    @model_serializer(mode="wrap")
+    def _dump_tagged(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict[str, Any]:
+        """Parts keep their ``type`` whatever the dump excludes (it tells them apart)."""
+        data: dict[str, Any] = handler(self)
+        if not isinstance(self.content, str) and "content" in data:
+            data["content"] = [p.model_dump(mode=info.mode) for p in self.content]
+        return data
 
     @property
     def text(self) -> str:
