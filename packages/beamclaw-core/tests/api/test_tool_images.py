@@ -11,7 +11,7 @@ person sends them.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -56,7 +56,7 @@ def core_for(
     providers: list[Any],
     server: FakeLLMServer,
     *tools: Any,
-    kind: str = "openai",
+    kind: Literal["openai", "anthropic"] = "openai",
     vision: bool | None = True,
     model: str = "m",
     **settings: Any,
@@ -64,7 +64,7 @@ def core_for(
     provider = build_provider(
         "fake",
         ProviderSettings(
-            kind=kind,  # pyright: ignore[reportArgumentType]
+            kind=kind,
             base_url=server.base_url,
             model=model,
             supports_vision=vision,
@@ -140,7 +140,7 @@ async def test_a_tool_image_reaches_an_anthropic_vision_model_inside_its_tool_re
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
 async def test_a_model_without_vision_reads_a_note_never_the_base64(
-    make_core: Callable[..., Core], providers: list[Any], kind: str
+    make_core: Callable[..., Core], providers: list[Any], kind: Literal["openai", "anthropic"]
 ) -> None:
     big = png_image(34 * 1024)
     server_type = FakeOpenAIServer if kind == "openai" else FakeAnthropicServer
