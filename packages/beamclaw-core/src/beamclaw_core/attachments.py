@@ -62,7 +62,8 @@ class ImageTooLargeError(AttachmentError):
         self.size = size
         self.limit = limit
         super().__init__(
-            f"the {media_type} image is {human_size(size)}, over the {human_size(limit)} limit"
+            f"the {media_type} image is {human_size(size)} ({size:,} bytes), over the "
+            f"{human_size(limit)} limit"
         )
 
 

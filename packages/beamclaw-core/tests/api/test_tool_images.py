@@ -200,7 +200,8 @@ async def test_tool_images_that_break_the_limits_become_notes_for_the_model(
     tool_msg, shown = after_tool(server.bodies[1]["messages"])
     assert tool_msg["content"].splitlines() == [
         "done",
-        "[image from screenshot not shown: the image/png image is 4.1 KB, over the 2 KB limit]",
+        "[image from screenshot not shown: the image/png image is 4.1 KB (4,181 bytes), over "
+        "the 2 KB limit]",
         "[image from screenshot not shown: image/bmp is not an accepted image type "
         "(accepted: image/gif, image/jpeg, image/png, image/webp)]",
         "[image from screenshot not shown: the data declared as image/jpeg is a image/png image]",

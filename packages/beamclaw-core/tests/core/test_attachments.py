@@ -74,7 +74,7 @@ def test_an_image_over_the_size_limit_is_refused_before_it_is_decoded() -> None:
     with pytest.raises(ImageTooLargeError) as refused:
         check_image(ImagePart(media_type="image/png", data="A" * 2000), limits)
     assert (refused.value.size, refused.value.limit) == (1500, 1024)
-    assert str(refused.value) == "the image/png image is 1.5 KB, over the 1 KB limit"
+    assert str(refused.value) == "the image/png image is 1.5 KB (1,500 bytes), over the 1 KB limit"
 
 
 def test_a_message_with_too_many_images_is_refused_and_text_passes() -> None:
