@@ -20,10 +20,12 @@ from beamclaw_core.attachments import (
     image_note,
     screen_tool_images,
 )
+from beamclaw_core.loop.history import repair_history
 from beamclaw_core.messages import Message
+from beamclaw_core.providers.tokens import IMAGE_TOKENS, count_message_tokens
 from beamclaw_core.settings import AttachmentSettings, CoreSettings
 from beamclaw_core.testing import png_bytes, png_image
-from beamclaw_tools import ImagePart, TextPart
+from beamclaw_tools import ImagePart, TextPart, ToolCall
 
 LIMITS = ImageLimits()
 HEADS = {
@@ -134,3 +136,14 @@ def test_the_configured_limits_are_the_ones_checked() -> None:
     assert AttachmentSettings().limits() == ImageLimits()
     with pytest.raises(ValueError, match="image/bmp"):
         CoreSettings.model_validate({"attachments": {"image_types": ["image/bmp"]}})
+
+
+def test_a_tool_image_counts_once_in_the_token_estimate() -> None:
+    call = ToolCall(id="c1", name="shot")
+    history = [
+        Message.assistant("", (call,)),
+        Message.tool("c1", "shot", (TextPart(text="done"), png_image())),
+    ]
+    shown = repair_history(history)
+    assert shown[-1].shows_tool_images
+    assert count_message_tokens(shown[-1]) < IMAGE_TOKENS < count_message_tokens(shown[1])
