@@ -141,3 +141,39 @@ async def test_a_bad_image_over_ws_is_an_invalid_frame_and_reaches_no_model() ->
     assert error["code"] == "invalid_frame"
     assert "declared as image/jpeg is a image/png image" in error["message"]
     assert provider.calls == []
+
+
+async def test_an_image_over_ws_reaches_the_model_even_without_text() -> None:
+    provider = ScriptedProvider([Reply("a pixel")])
+    async with live_gateway(provider) as gw, websockets.connect(gw.ws_url) as ws:
+        await ws.recv()
+        await ws.send(json.dumps({"type": "message", "attachments": [IMAGE.model_dump()]}))
+        frames: list[dict[str, Any]] = []
+        while not frames or frames[-1]["type"] not in {"turn_done", "turn_error", "error"}:
+            frames.append(json.loads(await asyncio.wait_for(ws.recv(), 10)))
+    assert frames[-1]["type"] == "turn_done", frames[-1]
+    assert provider.calls[0].messages[-1].content == (IMAGE,)
+
+
+async def test_the_configured_limits_apply_on_v1_and_ws() -> None:
+    """``[core.attachments]`` reaches both parsers: a gateway that takes no PNG refuses
+    one on either front end."""
+    config = gateway_config()
+    config.core.attachments.image_types = ["image/jpeg"]
+    provider = ScriptedProvider([])
+    async with (
+        live_gateway(provider, config) as gw,
+        httpx.AsyncClient(base_url=gw.base_url) as c,
+        websockets.connect(gw.ws_url) as ws,
+    ):
+        r = await c.post(
+            "/v1/chat/completions", json=chat(TEXT, image_url("image/png", IMAGE.data))
+        )
+        await ws.recv()
+        await ws.send(json.dumps({"type": "message", "attachments": [IMAGE.model_dump()]}))
+        error = json.loads(await asyncio.wait_for(ws.recv(), 10))
+    assert r.status_code == 400
+    assert "image/png is not an accepted image type" in r.json()["error"]["message"]
+    assert error["code"] == "invalid_frame"
+    assert "image/png is not an accepted image type" in error["message"]
+    assert provider.calls == []

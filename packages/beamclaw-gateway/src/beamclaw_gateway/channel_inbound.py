@@ -4,7 +4,8 @@ The adapters (``/ws`` hub today, Telegram next) hand :class:`~beamclaw_core.chan
 messages to :meth:`ChannelTurns.handle`. Each runs as a detached turn (a shutdown or a
 crashing adapter never loses it): approvals it raises are asked on the same channel with
 the channel's own controls (and can be answered from any front end), and its answer is
-delivered to the message's ``reply_target`` when it ends. A message id seen before on the
+delivered to the message's ``reply_target`` when it ends, with the images the turn's
+tools showed the model; a message whose attachments are refused gets the reason back. A message id seen before on the
 channel is not run twice.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from loguru import logger
 
+from beamclaw_core.attachments import AttachmentError
 from beamclaw_core.channels import ChannelError, ChannelRegistry, Inbound, Outbound
 from beamclaw_core.conversation import LocalConversation, TurnRequest
 from beamclaw_core.loop import ApprovalRequested, TurnEvent
@@ -48,20 +50,26 @@ class ChannelTurns:
 
         async def on_done(result: TurnResult) -> None:
             text = result.message or "(no answer)"
-            try:
-                await self._channels.deliver(channel, inbound.reply_target, Outbound(text))
-            except ChannelError as exc:
-                logger.warning("channel {}: answer not delivered: {}", channel, exc)
+            await self._reply(inbound, Outbound(text, attachments=result.images))
 
-        await self._conversation.send(
-            TurnRequest(
-                address=inbound.address,
-                content=inbound.content,
-                session_id=inbound.session_id,
-                approval_mode="wait",
-                source_message_id=inbound.message_id,
-                drafts=False,
-            ),
-            on_event=on_event,
-            on_done=on_done,
-        )
+        try:
+            await self._conversation.send(
+                TurnRequest(
+                    address=inbound.address,
+                    content=inbound.content,
+                    session_id=inbound.session_id,
+                    approval_mode="wait",
+                    source_message_id=inbound.message_id,
+                    drafts=False,
+                ),
+                on_event=on_event,
+                on_done=on_done,
+            )
+        except AttachmentError as exc:  # the person is told why, on their channel
+            await self._reply(inbound, Outbound(f"Not sent: {exc}"))
+
+    async def _reply(self, inbound: Inbound, out: Outbound) -> None:
+        try:
+            await self._channels.deliver(inbound.channel, inbound.reply_target, out)
+        except ChannelError as exc:
+            logger.warning("channel {}: answer not delivered: {}", inbound.channel, exc)

@@ -20,6 +20,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.datastructures import Headers
 
 from beamclaw_core import agent_profile
+from beamclaw_core.attachments import AttachmentError
 from beamclaw_core.conversation import Turn, TurnRequest
 from beamclaw_core.loop import TextChunk
 from beamclaw_core.sessions import SessionAddress, TurnResult
@@ -280,7 +281,7 @@ async def chat_completions(request: Request, body: ChatCompletionRequest) -> Any
             param="model",
         )
     try:
-        content = last_user_content(body)
+        content = last_user_content(body, services.runtime.config.core.attachments.limits())
     except ValueError as exc:
         raise ApiError(400, str(exc), param="messages") from exc
     if content is None:
@@ -345,9 +346,11 @@ async def chat_completions(request: Request, body: ChatCompletionRequest) -> Any
     )
     try:
         turn = await services.conversation.send(turn_request, on_done=remember)
-    except BaseException:
+    except BaseException as exc:
         if key is not None:
             await services.idempotency.abandon(key)
+        if isinstance(exc, AttachmentError):
+            raise ApiError(400, str(exc), param="messages") from exc
         raise
     if key is not None:
         await services.idempotency.started(key, turn.turn_id)

@@ -20,8 +20,9 @@ class HttpSettings(Section):
     """Bearer token for ``/v1``, ``/api``, ``/ws`` and A2A (``{ env = "VAR" }``)."""
     metrics_public: bool = True
     """Serve ``/metrics`` without a token (loopback deployments); False requires it."""
-    max_body_bytes: int = Field(default=1_048_576, ge=1024)
-    """Largest accepted request body; a bigger one is answered 413 before it is read."""
+    max_body_bytes: int = Field(default=8 * 1_048_576, ge=1024)
+    """Largest accepted request body; a bigger one is answered 413 before it is read
+    (8 MiB: room for one image at ``[core.attachments] max_image_bytes`` in base64)."""
     shutdown_grace_seconds: int = Field(default=10, ge=1)
     """On stop (SIGTERM, Ctrl-C), how long requests still open may run before they are
     cut: a ``/v1`` turn waiting for an approval, a stream. Their turns are persisted and

@@ -48,6 +48,7 @@ from beamclaw_gateway.settings import WebSocketSettings
 from beamclaw_gateway.ws_protocol import (
     AUTHENTICATED,
     CLIENT_FRAME,
+    IMAGE_LIMITS,
     PONG,
     ApprovalFrame,
     AuthFrame,
@@ -281,11 +282,12 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
     hub.connections.add(conn)
     conn.sender = asyncio.create_task(conn.run_sender())
     conn.push(AUTHENTICATED)
+    limits = {IMAGE_LIMITS: services.runtime.config.core.attachments.limits()}
     try:
         while not conn.closed:
             raw = await websocket.receive_text()
             try:
-                frame = CLIENT_FRAME.validate_json(raw)
+                frame = CLIENT_FRAME.validate_json(raw, context=limits)
             except ValidationError as exc:
                 conn.push(error_frame("invalid_frame", _first_error(exc)))
                 continue
@@ -362,7 +364,7 @@ async def _on_message(conn: WsConnection, frame: MessageFrame, services: Gateway
         return
     request = TurnRequest(
         SessionAddress(user, agent, frame.channel),
-        frame.text,
+        frame.content,
         session_id=frame.session_id,
         approval_mode=frame.approval_mode,
         source_message_id=frame.id,
