@@ -104,7 +104,7 @@ def decoded_size(data: str) -> int:
     return length * 3 // 4
 
 
-def _sniffed(head: bytes) -> str | None:
+def sniffed_media_type(head: bytes) -> str | None:
     """The media type the file's first bytes announce (of the accepted ones), or None."""
     if head.startswith(b"\x89PNG\r\n\x1a\n"):
         return "image/png"
@@ -146,7 +146,7 @@ def check_image(part: ImagePart, limits: ImageLimits) -> ImagePart:
         raise ImageTypeError(media, f"the {media} image's data is not valid base64") from e
     if not raw:
         raise ImageTypeError(media, f"the {media} image is empty")
-    found = _sniffed(raw[:16])
+    found = sniffed_media_type(raw[:16])
     if found != media:
         what = f"a {found} image" if found else "not an image BeamClaw accepts"
         raise ImageTypeError(media, f"the data declared as {media} is {what}")
