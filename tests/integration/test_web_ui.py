@@ -149,7 +149,9 @@ async def test_approve_a_tool_call_queue_position_stop_and_new(beamclaw_home: Pa
             card = page.locator("#transcript .approval")
             await expect(card).to_contain_text("Approve write_file?")
             await expect(card.locator("pre")).to_contain_text("from the page")
-            await expect(page.locator("#activity")).to_have_text("waiting for approval of write_file")
+            await expect(page.locator("#activity")).to_have_text(
+                "waiting for approval of write_file"
+            )
             await screenshot(page, "approval")
             await card.get_by_role("button", name="Approve").click()
             await expect(card).to_contain_text("Approved")
@@ -206,21 +208,23 @@ async def test_reconnect_mid_stream_loses_and_repeats_nothing() -> None:
             else:
                 await lockstep(page, TOKENS)(event)
 
-        async with gateway_on([FakeReply(tokens=TOKENS, gate=gate)]) as (_server, gw):
-            async with TcpProxy(gw.port) as proxy:
-                proxy_box.append(proxy)
-                await sign_in(page, proxy.base_url)
-                box = page.get_by_label("Message")
-                # a new session: the page follows the turn it started, then, reconnected,
-                # subscribes from the last sequence number it applied
-                await box.fill("stream to me")
-                await box.press("Enter")
-                await expect(page.locator(LAST_REPLY)).to_have_attribute(
-                    "aria-busy", "false", timeout=20_000
-                )
-                assert await shown(page) == ANSWER  # nothing lost, nothing twice
-                await expect(banner).to_be_hidden()
-                await expect(page.locator("#connection")).to_have_text("Connected")
+        async with (
+            gateway_on([FakeReply(tokens=TOKENS, gate=gate)]) as (_server, gw),
+            TcpProxy(gw.port) as proxy,
+        ):
+            proxy_box.append(proxy)
+            await sign_in(page, proxy.base_url)
+            box = page.get_by_label("Message")
+            # a new session: the page follows the turn it started, then, reconnected,
+            # subscribes from the last sequence number it applied
+            await box.fill("stream to me")
+            await box.press("Enter")
+            await expect(page.locator(LAST_REPLY)).to_have_attribute(
+                "aria-busy", "false", timeout=20_000
+            )
+            assert await shown(page) == ANSWER  # nothing lost, nothing twice
+            await expect(banner).to_be_hidden()
+            await expect(page.locator("#connection")).to_have_text("Connected")
 
 
 async def test_control_views_sessions_transcript_health_approvals_usage_schedules() -> None:

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import os
 import shutil
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -21,13 +21,13 @@ import pytest
 from playwright.async_api import Browser, Page, async_playwright
 
 from beamclaw_core.providers import ProviderSettings
-from beamclaw_core.testing import FakeOpenAIServer
+from beamclaw_core.testing import FakeLLMServer, FakeOpenAIServer
 from beamclaw_gateway.config import BeamclawConfig
 from beamclaw_gateway.testing import LiveGateway, live_gateway, quiet_config
 from beamclaw_obs import Secret
 from beamclaw_tools import Autonomy
 
-TOKEN = "web-ui-test-token-5f2c"  # noqa: S105 - the test gateway's token
+TOKEN = "web-ui-test-token-5f2c"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "web-ui"
 
 
@@ -43,7 +43,7 @@ def chromium_path() -> str:
 
 
 @asynccontextmanager
-async def chromium() -> AsyncIterator[Browser]:
+async def chromium() -> AsyncGenerator[Browser]:
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(
             executable_path=chromium_path(), args=["--no-sandbox", "--disable-gpu"]
@@ -69,7 +69,7 @@ def ui_config(upstream: str, *, autonomy: Autonomy = Autonomy.SUPERVISED) -> Bea
 
 
 @asynccontextmanager
-async def gateway_on(script: Sequence[Any]) -> AsyncIterator[tuple[FakeOpenAIServer, LiveGateway]]:
+async def gateway_on(script: Sequence[Any]) -> AsyncGenerator[tuple[FakeLLMServer, LiveGateway]]:
     async with (
         FakeOpenAIServer(list(script)) as server,
         live_gateway(None, ui_config(server.base_url)) as gw,

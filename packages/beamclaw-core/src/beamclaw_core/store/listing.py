@@ -69,9 +69,7 @@ def usage_since(unit: Unit, since: float) -> list[UsageRow]:
         .order_by(messages.c.created_at)
     )
     # a message without usage holds JSON null (not SQL NULL): skipped here, not in SQL
-    return [
-        UsageRow(str(r[0]), float(r[1]), dict(r[2]), r[3]) for r in unit.execute(query) if r[2]
-    ]
+    return [UsageRow(str(r[0]), float(r[1]), dict(r[2]), r[3]) for r in unit.execute(query) if r[2]]
 
 
 def inactive(unit: Unit, before: float, *, keep: Collection[str]) -> list[str]:

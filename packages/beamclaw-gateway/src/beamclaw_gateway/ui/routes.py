@@ -75,7 +75,9 @@ def static_files() -> dict[str, tuple[bytes, str]]:
 def _file(name: str) -> Response:
     found = static_files().get(name)
     if found is None:
-        raise ApiError(404, f"no file {name!r} in the web page", code="not_found", headers=UI_HEADERS)
+        raise ApiError(
+            404, f"no file {name!r} in the web page", code="not_found", headers=UI_HEADERS
+        )
     body, media_type = found
     return Response(body, media_type=media_type, headers=UI_HEADERS)
 
