@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from beamclaw_core import Message
 from beamclaw_core.approvals import AlwaysGrant
 from beamclaw_core.channels import UnknownChannelError, UnknownTargetError
-from beamclaw_core.sessions import SessionInfo, UnknownSessionError
+from beamclaw_core.sessions import SessionAddress, SessionInfo, UnknownSessionError
 from beamclaw_gateway._version import __version__
 from beamclaw_gateway.auth import require_token
 from beamclaw_gateway.errors import ApiError
@@ -43,6 +43,8 @@ class SessionSummary(BaseModel):
     last_activity_at: float
     error: str | None = None
     parent_id: str | None = None
+    message_count: int | None = None
+    """Stored messages (in ``GET /api/sessions``; absent elsewhere)."""
 
     @classmethod
     def of(cls, info: SessionInfo) -> SessionSummary:
@@ -148,6 +150,11 @@ class StatusBody(BaseModel):
     channels: list[str]
     websocket_connections: int
     time: float
+    owner: str
+    """Who a ``/v1`` request or ``/ws`` message that names no user is (``local:<login>``)."""
+    owner_sessions: dict[str, str]
+    """Per agent, the session such a message goes to (no ``session_id`` given, channel
+    ``ws``): where the web page finds the owner's conversation to show."""
 
 
 def _not_found(session_id: str) -> ApiError:
@@ -191,9 +198,16 @@ def message_out(seq: int, created_at: float, message: Message) -> MessageOut:
 
 @router.get("/sessions", response_model=SessionList, responses=error_responses(401, 429))
 async def list_sessions(request: Request) -> SessionList:
-    """Every top-level session, most recently active first."""
-    infos = await services_of(request).core().list_sessions()
-    return SessionList(sessions=[SessionSummary.of(i) for i in infos])
+    """Every top-level session, most recently active first, with its message count."""
+    core = services_of(request).core()
+    infos = await core.list_sessions()
+    counts = await core.store.message_counts()
+    return SessionList(
+        sessions=[
+            SessionSummary.of(i).model_copy(update={"message_count": counts.get(i.session_id, 0)})
+            for i in infos
+        ]
+    )
 
 
 @router.get(
@@ -323,6 +337,7 @@ async def status(request: Request) -> StatusBody:
     """Gateway status: sessions, agents, channels and connections."""
     services = services_of(request)
     sessions = await services.core().list_sessions()
+    agents = services.agents.ids()
     return StatusBody(
         version=__version__,
         uptime_seconds=round(services.runtime.uptime_seconds, 3),
@@ -330,8 +345,13 @@ async def status(request: Request) -> StatusBody:
         sessions=len(sessions),
         busy_sessions=sum(1 for s in sessions if s.state not in ("idle", "error")),
         running_http_turns=services.conversation.running,
-        agents=services.agents.ids(),
+        agents=agents,
         channels=services.channels.names(),
         websocket_connections=len(services.ws_hub.connections),
         time=time.time(),
+        owner=services.owner,
+        owner_sessions={
+            agent: services.core().session_id(SessionAddress(services.owner, agent, "ws"))
+            for agent in agents
+        },
     )
