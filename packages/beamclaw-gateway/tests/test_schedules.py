@@ -11,13 +11,15 @@ import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from aiohttp import web
 
-from beamclaw_core.testing import Reply, ScriptedProvider
+from beamclaw_core import ProviderSettings
+from beamclaw_core.testing import FakeOpenAIServer, FakeReply, Reply, ScriptedProvider
 from beamclaw_gateway import BeamclawConfig
 from beamclaw_gateway.settings import OutboundWebhookSettings
 from beamclaw_obs import Secret
@@ -231,3 +233,36 @@ async def test_the_routes_say_when_the_scheduler_is_off() -> None:
     ):
         r = await c.get("/api/schedules")
     assert r.status_code == 503 and r.json()["error"]["code"] == "scheduler_disabled"
+
+
+async def test_an_idle_heartbeat_makes_zero_upstream_calls(beamclaw_home: Path) -> None:
+    from beamclaw_core.workspace import agent_dir
+
+    async with FakeOpenAIServer([FakeReply("HEARTBEAT_OK")], repeat_last=True) as upstream:
+        config = scheduler_config()
+        config.core.providers = {
+            "fake": ProviderSettings(kind="openai", base_url=upstream.base_url, model="m")
+        }
+        config.core.default_provider = "fake"
+        config.scheduler.heartbeat.every_seconds = 1
+        async with (
+            live_gateway(None, config) as gw,
+            httpx.AsyncClient(base_url=gw.base_url) as c,
+        ):
+            await asyncio.sleep(3.0)
+            idle_requests = len(upstream.requests)
+            health = (await c.get("/health")).json()
+            heartbeat = agent_dir("default", beamclaw_home) / "HEARTBEAT.md"
+            heartbeat.write_text(heartbeat.read_text() + "- check the build\n")
+            await _until(lambda: len(upstream.requests) >= 1)
+            services = gw.app.state.services
+            await _until(
+                lambda: services.scheduler.heartbeats.records["default"].last_result == "quiet"
+            )
+            sessions = (await c.get("/api/sessions")).json()["sessions"]
+    assert idle_requests == 0, "HEARTBEAT.md with no task line: no LLM call at all"
+    scheduler = health["components"]["scheduler"]
+    assert scheduler["status"] == "up"
+    assert scheduler["heartbeats"]["default"]["last_skip"] == "no_tasks"
+    assert "check the build" in json.dumps(upstream.requests[0].body)
+    assert [s for s in sessions if s["session_id"].startswith("heartbeat-")] == []
