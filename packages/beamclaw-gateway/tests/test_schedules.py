@@ -262,7 +262,7 @@ async def test_an_idle_heartbeat_makes_zero_upstream_calls(beamclaw_home: Path) 
             sessions = (await c.get("/api/sessions")).json()["sessions"]
     assert idle_requests == 0, "HEARTBEAT.md with no task line: no LLM call at all"
     scheduler = health["components"]["scheduler"]
-    assert scheduler["status"] == "up"
+    assert scheduler["status"] == "up" and "next fire" in scheduler["detail"]
     assert scheduler["heartbeats"]["default"]["last_skip"] == "no_tasks"
     assert "check the build" in json.dumps(upstream.requests[0].body)
     assert [s for s in sessions if s["session_id"].startswith("heartbeat-")] == []

@@ -195,12 +195,16 @@ class Scheduler:
             "heartbeats": {a: r.view() for a, r in self.heartbeats.records.items()},
         }
         failing = [j.id for j in jobs if j.status == "paused" and j.error_count >= j.max_errors]
+        summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "no jobs"
+        summary += f"; next fire {data['next_fire'] or '-'}"
+        if self._last_error:
+            summary += f"; last error: {self._last_error}"
         if not self.running:
             return ComponentHealth(HealthState.DOWN, "the scheduler is not running", data)
         if failing:
-            detail = f"paused after repeated errors: {', '.join(failing)}"
+            detail = f"paused after repeated errors: {', '.join(failing)}; {summary}"
             return ComponentHealth(HealthState.DEGRADED, detail, data)
-        return ComponentHealth(HealthState.UP, data=data)
+        return ComponentHealth(HealthState.UP, summary, data)
 
 
 def _iso(instant: float | None) -> str | None:
