@@ -60,13 +60,17 @@ class Scheduler:
         import uuid
 
         job_id = uuid.uuid4().hex[:16]
+        agents = self.ports.agents()
+        agent = request.agent_id or self.ports.default_agent
         ctx = Context(
             now=self.ports.clock(),
             settings=self.settings,
             default_agent=self.ports.default_agent,
             default_user=self.ports.owner,
-            default_timezone=self.ports.timezone_of(request.agent_id or self.ports.default_agent),
-            agents=self.ports.agents(),
+            default_timezone=self.ports.timezone_of(
+                agent if agent in agents else self.ports.default_agent
+            ),
+            agents=agents,
             channels=self.ports.channels.names(),
         )
         new = validate(request, ctx, seed=job_id)
