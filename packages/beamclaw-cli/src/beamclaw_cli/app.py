@@ -33,6 +33,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "identity",
     "skills",
     "ui",
+    "scheduler",
 )
 
 app = typer.Typer(

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from beamclaw_core.agent_settings import (
         AgentProfile,
         AgentSettings,
+        HeartbeatSettings,
         agent_profile,
         unknown_agent_providers,
     )
@@ -115,6 +116,7 @@ else:
             "beamclaw_core.agent_settings": (
                 "AgentProfile",
                 "AgentSettings",
+                "HeartbeatSettings",
                 "agent_profile",
                 "unknown_agent_providers",
             ),
@@ -224,6 +226,7 @@ __all__ = [
     "Dropped",
     "ErrorKind",
     "FailoverProvider",
+    "HeartbeatSettings",
     "Identities",
     "IdentityConflictError",
     "IdentityError",

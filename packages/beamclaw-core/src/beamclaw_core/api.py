@@ -257,6 +257,7 @@ class Core:
         source_message_id: str | None = None,
         session_id: str | None = None,
         drafts: bool = True,
+        scheduled: bool = False,
     ) -> TurnHandle:
         """Send a message (or an in-chat command) and get the handle of its turn.
 
@@ -267,6 +268,9 @@ class Core:
         drafts. Each LLM call of a turn streams while any subscriber of the session
         (a handle or :meth:`subscribe`) wants drafts; when none does it is one
         non-streaming request, which costs less to make and to read.
+
+        ``scheduled``: the scheduler sends it (a job, a heartbeat), not a person; in
+        ``collect`` mode it is never merged with queued messages of people.
 
         Raises:
             AttachmentError: an image of ``content`` breaks ``[core.attachments]``
@@ -281,6 +285,7 @@ class Core:
                 source_message_id=source_message_id,
                 channel=address.channel,
                 drafts=drafts,
+                scheduled=scheduled,
             )
         finally:
             self._usage.unpin(lane.id)

@@ -31,6 +31,7 @@ from beamclaw_gateway.routes_health import router as health_router
 from beamclaw_gateway.routes_identities import router as identities_router
 from beamclaw_gateway.routes_openai import router as openai_router
 from beamclaw_gateway.routes_usage import router as usage_router
+from beamclaw_gateway.routes_schedules import router as schedules_router
 from beamclaw_gateway.routes_webhooks import router as webhooks_router
 from beamclaw_gateway.runtime import GatewayRuntime
 from beamclaw_gateway.services import GatewayServices
@@ -145,6 +146,7 @@ def create_app(runtime: GatewayRuntime) -> FastAPI:
     app.include_router(api_router)
     app.include_router(approvals_router)
     app.include_router(usage_router)
+    app.include_router(schedules_router)
     app.include_router(identities_router)
     app.include_router(ws_router)
     app.include_router(webhooks_router)

@@ -25,8 +25,10 @@ from beamclaw_gateway.ratelimit import RateLimiter
 from beamclaw_gateway.runtime import GatewayRuntime
 from beamclaw_gateway.settings import GatewaySettings
 from beamclaw_gateway.settle import CommittedAnswers
+from beamclaw_gateway.webhook_channel import WebhookChannel
 from beamclaw_gateway.ws import WebSocketHub
 from beamclaw_memory import Database
+from beamclaw_scheduler import Scheduler
 
 
 class GatewayServices:
@@ -46,6 +48,11 @@ class GatewayServices:
         """Every channel adapter (the ``/ws`` hub; Telegram next), run under supervision."""
         self.ws_hub = WebSocketHub(self.settings.ws)
         self.channels.register(self.ws_hub)
+        self.webhooks = WebhookChannel(self.settings.outbound_webhooks)
+        """``webhook:<name>``: the ``[gateway.outbound_webhooks.<name>]`` URLs."""
+        self.channels.register(self.webhooks)
+        self.scheduler: Scheduler | None = None
+        """Jobs and heartbeats; None until started, and with ``[scheduler] enabled`` off."""
         self.conversation = LocalConversation(self.core)
         """The one way every front end reaches conversations (detached turns)."""
         self.channel_turns = ChannelTurns(self.channels, self.conversation)
@@ -104,10 +111,33 @@ class GatewayServices:
         then run the channel adapters."""
         await self.idempotency.sweep()
         self.channels.start(self.channel_turns.handle)
+        if self.runtime.config.scheduler.enabled:
+            self._start_scheduler()
+
+    def _start_scheduler(self) -> None:
+        from beamclaw_gateway.scheduling import SchedulerTool, build_scheduler
+
+        runtime = self.runtime
+        self.scheduler = build_scheduler(
+            runtime.config,
+            self.database(),
+            self.core,
+            self.conversation,
+            self.channels,
+            self.agents,
+            home=runtime.home,
+            owner=self.owner,
+        )
+        assert runtime.system is not None
+        runtime.system.tools.register(SchedulerTool(self.scheduler), replace=True)
+        runtime.health.register("scheduler", self.scheduler.health)
+        self.scheduler.start()
 
     async def close(self) -> None:
         """Let detached turns' consumers finish (bounded), stop refreshing idempotency
         leases, release the limiter."""
+        if self.scheduler is not None:
+            await self.scheduler.stop()
         await self.channels.stop()
         await self.conversation.drain()
         if self._idempotency is not None:

@@ -88,6 +88,30 @@ class WebhookSourceSettings(Section):
     """Session user for this source (None: ``webhook:<source>``)."""
 
 
+class OutboundWebhookSettings(Section):
+    """``[gateway.outbound_webhooks.<name>]``: a URL the ``webhook`` channel delivers to
+    (``deliver_to = "webhook:<name>"``, ``POST /api/deliver`` with channel ``webhook``).
+
+    Each delivery is a JSON ``POST`` of ``{"channel", "target", "text", "sent_at"}``
+    signed with ``secret``: header ``X-Beamclaw-Signature: sha256=<hex>`` is the
+    HMAC-SHA256 of ``<X-Beamclaw-Timestamp>.<body>``, so a receiver checks both origin
+    and freshness."""
+
+    url: str
+    """Where to ``POST`` (``http://`` or ``https://``)."""
+    secret: Secret
+    """Shared HMAC key (``{ env = "VAR" }``)."""
+    timeout_seconds: float = Field(default=10.0, gt=0)
+    """Longest a delivery may take; a timeout or a non-2xx answer is a failed delivery."""
+
+    @field_validator("url")
+    @classmethod
+    def _http(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"url must be http:// or https://, got {value!r}")
+        return value
+
+
 class A2ASettings(Section):
     """``[gateway.a2a]``: the Agent-to-Agent (A2A) JSON-RPC endpoint."""
 
@@ -168,6 +192,9 @@ class GatewaySettings(Section):
     a2a: A2ASettings = Field(default_factory=A2ASettings)
     webhooks: dict[str, WebhookSourceSettings] = Field(default_factory=dict)
     """Generic webhook sources by name; a source not listed here is refused (404)."""
+    outbound_webhooks: dict[str, OutboundWebhookSettings] = Field(default_factory=dict)
+    """Outbound webhooks by name: the targets of the ``webhook`` channel. Not under
+    ``[gateway.webhooks]``, whose names are inbound sources."""
     channels: ChannelsSettings = Field(default_factory=ChannelsSettings)
     gc_threshold: int = Field(default=10_000, ge=0)
     """Net container allocations between the garbage collector's young-generation

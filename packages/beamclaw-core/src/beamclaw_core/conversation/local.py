@@ -109,6 +109,7 @@ class LocalConversation:
             source_message_id=request.source_message_id,
             session_id=request.session_id,
             drafts=request.drafts,
+            scheduled=request.scheduled,
         )
         turn = DetachedTurn(handle.session_id, handle.turn_id)
 

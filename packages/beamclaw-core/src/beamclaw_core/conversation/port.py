@@ -51,6 +51,9 @@ class TurnRequest:
     drafts: bool = True
     """The sender reads the answer as it streams; False lets the turn's LLM calls be
     non-streaming requests when nobody else watches the session."""
+    scheduled: bool = False
+    """The scheduler sends it (a job, a heartbeat), not a person: it is never merged with
+    people's queued messages (``collect`` mode)."""
 
 
 @dataclass(frozen=True, slots=True)
