@@ -30,8 +30,8 @@ from beamclaw_gateway.routes_approvals import router as approvals_router
 from beamclaw_gateway.routes_health import router as health_router
 from beamclaw_gateway.routes_identities import router as identities_router
 from beamclaw_gateway.routes_openai import router as openai_router
-from beamclaw_gateway.routes_usage import router as usage_router
 from beamclaw_gateway.routes_schedules import router as schedules_router
+from beamclaw_gateway.routes_usage import router as usage_router
 from beamclaw_gateway.routes_webhooks import router as webhooks_router
 from beamclaw_gateway.runtime import GatewayRuntime
 from beamclaw_gateway.services import GatewayServices
