@@ -306,3 +306,32 @@ async def test_wrong_token_is_refused_visibly_once() -> None:
             await page.get_by_role("button", name="Connect").click()
             await expect(page.locator("#connection")).to_have_text("Connected")
             await expect(refusal).to_be_hidden()
+
+
+async def test_schedules_view_lists_pauses_resumes_and_deletes_a_job() -> None:
+    """With the scheduler on, the page shows a job made over REST and drives it."""
+    import httpx
+
+    async with chromium() as browser:
+        page = await browser.new_page()
+        async with gateway_on([], scheduler=True) as (_server, gw):
+            async with httpx.AsyncClient(
+                base_url=gw.base_url, headers={"Authorization": f"Bearer {TOKEN}"}
+            ) as c:
+                made = await c.post(
+                    "/api/schedules",
+                    json={"prompt": "daily briefing", "cron": "0 7 * * *", "timezone": "UTC"},
+                )
+            assert made.status_code == 201, made.text
+            await sign_in(page, gw.base_url)
+            await page.get_by_role("button", name="Schedules").click()
+            row = page.locator("#schedules-table tbody tr").first
+            await expect(row).to_contain_text("daily briefing")
+            await expect(row.locator("td").nth(2)).to_have_text("active")
+            await screenshot(page, "schedules-active")
+            await row.get_by_role("button", name="Pause").click()
+            await expect(row.locator("td").nth(2)).to_have_text("paused")
+            await row.get_by_role("button", name="Resume").click()
+            await expect(row.locator("td").nth(2)).to_have_text("active")
+            await row.get_by_role("button", name="Delete").click()
+            await expect(page.locator("#schedules-note")).to_have_text("No schedules.")

@@ -69,12 +69,14 @@ def ui_config(upstream: str, *, autonomy: Autonomy = Autonomy.SUPERVISED) -> Bea
 
 
 @asynccontextmanager
-async def gateway_on(script: Sequence[Any]) -> AsyncGenerator[tuple[FakeLLMServer, LiveGateway]]:
-    async with (
-        FakeOpenAIServer(list(script)) as server,
-        live_gateway(None, ui_config(server.base_url)) as gw,
-    ):
-        yield server, gw
+async def gateway_on(
+    script: Sequence[Any], *, scheduler: bool = False
+) -> AsyncGenerator[tuple[FakeLLMServer, LiveGateway]]:
+    async with FakeOpenAIServer(list(script)) as server:
+        config = ui_config(server.base_url)
+        config.scheduler.enabled = scheduler
+        async with live_gateway(None, config) as gw:
+            yield server, gw
 
 
 async def screenshot(page: Page, name: str) -> Path:

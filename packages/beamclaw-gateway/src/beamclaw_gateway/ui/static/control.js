@@ -179,7 +179,7 @@ export async function showSchedules() {
     data = await api("/api/schedules");
   } catch (exc) {
     table.hidden = true;
-    note.textContent = exc instanceof HttpError && exc.status === 404 ? "The scheduler is not enabled on this gateway." : failure(exc);
+    note.textContent = exc instanceof HttpError && (exc.status === 503 || exc.status === 404) ? "The scheduler is not enabled on this gateway." : failure(exc);
     return;
   }
   const schedules = data.schedules ?? [];
