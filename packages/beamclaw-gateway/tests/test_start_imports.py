@@ -2,7 +2,9 @@
 the core, and not the stacks that serve later or only when configured — the provider HTTP
 clients (warmed in a thread once ready), vectors and BM25 (first memory search), Alembic
 (a database behind its heads), HTML parsing (first web fetch), detect-secrets (read from
-the shipped table), the ``limits`` library (Redis rate-limit storage only). A list of module names, never a time."""
+the shipped table), the ``limits`` library (Redis rate-limit storage only), SQLAlchemy's
+PostgreSQL dialect (a PostgreSQL database), YAML (the first skill), jq (its tool's first
+call). A list of module names, never a time."""
 
 from __future__ import annotations
 
@@ -17,11 +19,14 @@ LATER = (
     "bs4",
     "detect_secrets",
     "httpx",
+    "jq",
     "limits",
     "mcp",
     "numpy",
     "rich",
+    "sqlalchemy.dialects.postgresql",
     "textual",
+    "yaml",
 )
 
 _DRIVER = """
