@@ -86,6 +86,37 @@ def test_light_commands_skip_the_http_client(argv: list[str] | None, beamclaw_ho
     assert loaded_heavy(argv, beamclaw_home, ("httpx", "rich")) == []
 
 
+LIGHT_CONFIG = (
+    "asyncio",
+    "beamclaw_core.settings",
+    "beamclaw_gateway.config",
+    "limits",
+    "loguru",
+    "pydantic_settings",
+)
+"""What reading two keys must not cost: the whole configuration (every package's section,
+pydantic-settings, the rate-limit library for the default rates, the logger for unknown
+keys) and the event loop (commands that run one ``asyncio.run`` import it then)."""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [None, ["--help"], ["version"], ["status"], ["agent", "list"]],
+    ids=lambda a: "import" if a is None else " ".join(a),
+)
+def test_light_commands_read_only_their_keys(argv: list[str] | None, beamclaw_home: Path) -> None:
+    """``status`` reads ``[gateway.http]`` and ``agent list`` ``[core] default_agent``
+    alone (``read_section``)."""
+    assert loaded_heavy(argv, beamclaw_home, LIGHT_CONFIG) == []
+
+
+def test_help_skips_pydantic_and_package_metadata(beamclaw_home: Path) -> None:
+    """typer builds pydantic adapters only for a command's parameters; ``version`` reads
+    the installed distributions' metadata when it runs, not when the CLI is built."""
+    assert loaded_heavy(["--help"], beamclaw_home, ("importlib.metadata", "pydantic")) == []
+
+
 def test_the_budget_can_fail(beamclaw_home: Path) -> None:
     """The probe sees a heavy import when a command truly needs one (the database)."""
     assert "sqlalchemy" in loaded_heavy(["sessions", "list"], beamclaw_home)
+    assert "pydantic_settings" in loaded_heavy(["config", "show"], beamclaw_home, LIGHT_CONFIG)

@@ -2,7 +2,9 @@
 the core, and not the stacks that serve later or only when configured — the provider HTTP
 clients (warmed in a thread once ready), vectors and BM25 (first memory search), Alembic
 (a database behind its heads), HTML parsing (first web fetch), detect-secrets (read from
-the shipped table). A list of module names, never a time."""
+the shipped table), the ``limits`` library (Redis rate-limit storage only), SQLAlchemy's
+PostgreSQL dialect (a PostgreSQL database), YAML (the first skill), jq (its tool's first
+call). A list of module names, never a time."""
 
 from __future__ import annotations
 
@@ -17,10 +19,14 @@ LATER = (
     "bs4",
     "detect_secrets",
     "httpx",
+    "jq",
+    "limits",
     "mcp",
     "numpy",
     "rich",
+    "sqlalchemy.dialects.postgresql",
     "textual",
+    "yaml",
 )
 
 _DRIVER = """
@@ -41,3 +47,32 @@ def test_the_gateway_imports_nothing_it_loads_later() -> None:
     )
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == []
+
+
+_WARMED = """
+import json, sys
+import beamclaw_gateway.config, beamclaw_gateway.runtime, beamclaw_gateway.app
+import beamclaw_gateway.server
+from beamclaw_gateway.composition import warm_provider_stack
+warm_provider_stack()
+print(json.dumps(sorted(m for m in json.loads(sys.argv[1]) if m in sys.modules)))
+"""
+
+
+def test_the_warmed_provider_stack_leaves_httpx_out() -> None:
+    """What stays resident at rest once the provider stack is warmed: aiohttp, not httpx
+    (and the rich console and pygments its command-line helper imports, ~7 MB)."""
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _WARMED,
+            json.dumps(["aiohttp", "httpx", "limits", "pygments", "rich"]),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == ["aiohttp"]

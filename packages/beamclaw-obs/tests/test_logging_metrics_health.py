@@ -11,6 +11,7 @@ from loguru import logger
 from beamclaw_obs import (
     ComponentHealth,
     Emitter,
+    Event,
     EventType,
     HealthRegistry,
     HealthState,
@@ -40,6 +41,29 @@ def test_json_log_lines_are_written_and_scrubbed(tmp_path: Path) -> None:
     assert "swordfish99" not in text
     events = [r for r in lines if r["record"]["extra"].get("event") == "tool_call_start"]
     assert events and events[0]["record"]["extra"]["tool_name"] == "bash"
+
+
+@pytest.mark.parametrize(
+    ("file_level", "logged"),
+    [
+        ("DEBUG", {"tool_call_start", "child_gave_up"}),
+        ("WARNING", {"child_gave_up"}),
+        ("ERROR", set[str]()),
+    ],
+)
+def test_events_below_every_sinks_level_are_not_logged(
+    tmp_path: Path, file_level: str, logged: set[str]
+) -> None:
+    """An event no sink takes is skipped before a record is built; one a sink takes is
+    written (the skip follows the levels :func:`configure_logging` set)."""
+    path = configure_logging(tmp_path / "logs", stderr_level="ERROR", file_level=file_level)
+    assert path is not None
+    backend = LogBackend()
+    for kind in (EventType.TOOL_CALL_START, EventType.CHILD_GAVE_UP):
+        backend.handle(Event(type=kind, ts=0.0, data={"n": 1}))
+    logger.remove()
+    lines = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    assert {r["record"]["extra"].get("event") for r in lines} == logged
 
 
 def test_metrics_backend_renders_prometheus_text() -> None:

@@ -9,7 +9,6 @@ the database never disagree.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -40,6 +39,8 @@ def with_database(config: Path | None, action: Callable[[Database], Awaitable[T]
             return await action(database)
         finally:
             await database.dispose()
+
+    import asyncio  # here, not at import: the CLI's other commands never need it
 
     return asyncio.run(run())
 

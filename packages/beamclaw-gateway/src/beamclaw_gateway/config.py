@@ -8,15 +8,13 @@ never claims something nothing does.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from beamclaw_core import AgentSettings, CoreSettings, unknown_agent_providers
-from beamclaw_gateway.errors import GatewayConfigError
-from beamclaw_gateway.settings import GatewaySettings
+from beamclaw_gateway.settings import GatewaySettings, listen_port
 from beamclaw_mcp import MCPSettings
 from beamclaw_memory import MemorySettings
 from beamclaw_obs import (
@@ -30,8 +28,6 @@ from beamclaw_obs import (
 from beamclaw_sandbox.settings import SandboxSettings
 from beamclaw_scheduler.settings import SchedulerSettings
 from beamclaw_tools.settings import ToolsSettings
-
-PORT_ENV = "BEAMCLAW_PORT"
 
 NOT_AVAILABLE_YET: tuple[tuple[str, str], ...] = (
     ("sandbox", "the Docker sandbox"),
@@ -108,14 +104,5 @@ def not_available_yet(config: BeamclawConfig) -> list[str]:
 
 
 def effective_port(config: BeamclawConfig) -> int:
-    """``BEAMCLAW_PORT`` if set, else ``[gateway.http] port``."""
-    raw = os.environ.get(PORT_ENV)
-    if not raw:
-        return config.gateway.http.port
-    try:
-        port = int(raw)
-    except ValueError as exc:
-        raise GatewayConfigError(f"{PORT_ENV}={raw!r} is not a port number") from exc
-    if not 0 <= port <= 65535:
-        raise GatewayConfigError(f"{PORT_ENV}={raw!r} is outside 0-65535")
-    return port
+    """``BEAMCLAW_PORT`` if set, else ``[gateway.http] port`` (:func:`listen_port`)."""
+    return listen_port(config.gateway.http)

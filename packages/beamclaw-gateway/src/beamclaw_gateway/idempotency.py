@@ -29,10 +29,10 @@ from typing import Any, Literal
 
 import sqlalchemy as sa
 from loguru import logger
-from sqlalchemy.dialects import postgresql, sqlite
 
 from beamclaw_gateway.tables import idempotency
 from beamclaw_memory import Database, Unit
+from beamclaw_memory.dialect import dialect_insert
 
 IN_PROGRESS = "in_progress"
 DONE = "done"
@@ -173,9 +173,8 @@ class IdempotencyStore:
     def _claim(self, unit: Unit, *, key: str, print_: str, now: float, **kw: Any) -> Any:
         """Drop expired keys and insert ``key``: None when inserted, else the existing row."""
         unit.execute(idempotency.delete().where(idempotency.c.expires_at < now))
-        insert = postgresql.insert if self.db.dialect == "postgresql" else sqlite.insert
         inserted = unit.execute(
-            insert(idempotency)
+            dialect_insert(self.db.dialect, idempotency)
             .values(self._values(key=key, print_=print_, now=now, **kw))
             .on_conflict_do_nothing(index_elements=["key"])
         )

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from typing import Literal
 
 from pydantic import Field, field_validator
 
+from beamclaw_gateway.errors import GatewayConfigError
+from beamclaw_gateway.rates import parse_rates
 from beamclaw_obs import Secret, Section
+
+PORT_ENV = "BEAMCLAW_PORT"
 
 
 class HttpSettings(Section):
@@ -34,6 +39,20 @@ class HttpSettings(Section):
     about 0.5 ms less per turn), else asyncio's own."""
 
 
+def listen_port(http: HttpSettings) -> int:
+    """``BEAMCLAW_PORT`` if set, else ``[gateway.http] port``."""
+    raw = os.environ.get(PORT_ENV)
+    if not raw:
+        return http.port
+    try:
+        port = int(raw)
+    except ValueError as exc:
+        raise GatewayConfigError(f"{PORT_ENV}={raw!r} is not a port number") from exc
+    if not 0 <= port <= 65535:
+        raise GatewayConfigError(f"{PORT_ENV}={raw!r} is outside 0-65535")
+    return port
+
+
 class RateLimitSettings(Section):
     """``[gateway.rate_limit]``: moving-window limits on every external entry point."""
 
@@ -57,10 +76,8 @@ class RateLimitSettings(Section):
     @field_validator("per_ip", "per_loopback", "per_token")
     @classmethod
     def _parses(cls, value: str) -> str:
-        from limits import parse_many
-
         try:
-            parse_many(value)
+            parse_rates(value)
         except ValueError as exc:
             raise ValueError(f"not a rate limit in limits notation: {value!r}") from exc
         return value

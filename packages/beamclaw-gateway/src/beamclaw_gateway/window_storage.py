@@ -1,50 +1,39 @@
-"""An in-process moving-window storage for ``limits`` (``storage_uri = "memory://"``).
+"""Moving windows in process memory (``[gateway.rate_limit] storage_uri = "memory://"``).
 
-``limits``' own async memory storage schedules an expiry pass (a task that hands a bisect
-to a worker thread) on every hit: ≈ 0.1 ms of CPU per request, a third of the rate
-limiter's share of a turn. This storage implements the same extension point
-(:class:`limits.aio.storage.Storage` + ``MovingWindowSupport``) with one deque of
-timestamps per key, trimmed on access — no timers, no threads — and a sweep of idle keys
-at most once a minute. The moving-window *strategy* stays ``limits``' own.
+One deque of hit times per key, trimmed on access, no timers and no threads, and a sweep
+of idle keys at most once a minute. It answers a hit and the window's state in one
+synchronous call: the rate limiter's share of a request is a few dict and deque
+operations (``limits``' own async memory storage scheduled an expiry task, handed to a
+worker thread, on every hit).
 
-Invariants: a key's deque holds the acquisition times of its current window in order
-(oldest left); at most ``limit`` of them are inside the window after any acquire.
+Invariants: a key's deque holds the hit times of its current window in order (oldest
+left); at most ``limit`` of them are inside the window after any :meth:`hit`.
 """
 
 from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable
-
-from limits.aio.storage import MovingWindowSupport, Storage
+from collections.abc import Callable, Hashable
 
 SWEEP_SECONDS = 60.0
 
 
-class WindowStorage(Storage, MovingWindowSupport):
-    """Moving windows in process memory (one gateway process; Redis for several)."""
+class MovingWindows:
+    """Moving windows per key (one gateway process; Redis for several)."""
 
     def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
-        super().__init__()
         self._clock = clock
-        self._windows: dict[str, deque[float]] = {}
-        self._expiry: dict[str, float] = {}
-        self._counters: dict[str, tuple[int, float]] = {}
+        self._windows: dict[Hashable, deque[float]] = {}
+        self._expiry: dict[Hashable, float] = {}
         self._swept = clock()
 
     @property
     def tracked(self) -> int:
-        """Keys with a window or counter in memory (idle ones go at the next sweep)."""
-        return len(self._windows) + len(self._counters)
+        """Keys with a window in memory (idle ones go at the next sweep)."""
+        return len(self._windows)
 
-    @property
-    def base_exceptions(self) -> type[Exception] | tuple[type[Exception], ...]:
-        return ValueError
-
-    # -- moving window -----------------------------------------------------------------
-
-    def _window(self, key: str, expiry: float, now: float) -> deque[float]:
+    def _window(self, key: Hashable, expiry: float, now: float) -> deque[float]:
         if now - self._swept >= SWEEP_SECONDS:
             self._sweep(now)  # first: it may drop this very key when idle
         window = self._windows.get(key)
@@ -62,55 +51,27 @@ class WindowStorage(Storage, MovingWindowSupport):
             if not window or window[-1] <= now - self._expiry.get(key, 0.0):
                 del self._windows[key]
                 self._expiry.pop(key, None)
-        for key, (_count, until) in list(self._counters.items()):
-            if until <= now:
-                del self._counters[key]
 
-    async def acquire_entry(self, key: str, limit: int, expiry: int, amount: int = 1) -> bool:
-        if amount > limit:
-            return False
+    def hit(
+        self, key: Hashable, limit: int, expiry: float, cost: int = 1
+    ) -> tuple[bool, int, float]:
+        """Count ``cost`` hits of ``key`` if they fit in ``limit`` per ``expiry`` seconds.
+
+        Returns whether they did, the hits still free in the window, and when (clock
+        time) the oldest hit in it leaves (now, for an empty window): ``limits``' moving
+        window ``hit`` then ``get_window_stats``.
+        """
         now = self._clock()
         window = self._window(key, expiry, now)
-        if len(window) + amount > limit:
-            return False
-        window.extend([now] * amount)
-        return True
+        allowed = cost <= limit and len(window) + cost <= limit
+        if allowed:
+            window.extend([now] * cost)
+        start = window[0] if window else now
+        return allowed, limit - len(window), start + expiry
 
-    async def get_moving_window(self, key: str, limit: int, expiry: int) -> tuple[float, int]:
-        now = self._clock()
-        window = self._window(key, expiry, now)
-        if not window:
-            return now, 0
-        return window[0], len(window)
-
-    # -- counters (fixed-window strategies; not used by the gateway, kept correct) -----
-
-    async def incr(self, key: str, expiry: int, amount: int = 1) -> int:
-        now = self._clock()
-        count, until = self._counters.get(key, (0, now + expiry))
-        if until <= now:
-            count, until = 0, now + expiry
-        self._counters[key] = (count + amount, until)
-        return count + amount
-
-    async def get(self, key: str) -> int:
-        count, until = self._counters.get(key, (0, 0.0))
-        return count if until > self._clock() else 0
-
-    async def get_expiry(self, key: str) -> float:
-        return self._counters.get(key, (0, self._clock()))[1]
-
-    async def check(self) -> bool:
-        return True
-
-    async def reset(self) -> int | None:
-        cleared = len(self._windows) + len(self._counters)
+    def reset(self) -> int:
+        """Forget every window; returns how many keys were tracked."""
+        cleared = len(self._windows)
         self._windows.clear()
         self._expiry.clear()
-        self._counters.clear()
         return cleared
-
-    async def clear(self, key: str) -> None:
-        self._windows.pop(key, None)
-        self._expiry.pop(key, None)
-        self._counters.pop(key, None)

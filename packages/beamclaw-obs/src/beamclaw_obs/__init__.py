@@ -13,12 +13,10 @@ if TYPE_CHECKING:
     from beamclaw_obs.config import (
         BeamclawSettingsBase,
         LoadedConfig,
-        Section,
-        find_config_file,
         load_settings,
-        read_toml,
         unknown_keys,
     )
+    from beamclaw_obs.config_file import find_config_file, read_toml
     from beamclaw_obs.emitter import BackendStats, Emitter, ObsBackend, emit, get_emitter
     from beamclaw_obs.errors import (
         BeamclawObsError,
@@ -34,6 +32,7 @@ if TYPE_CHECKING:
     from beamclaw_obs.metrics_backend import MetricsBackend
     from beamclaw_obs.scrub import REDACTED, forget_secrets, register_secret, scrub, scrub_value
     from beamclaw_obs.secrets import Secret
+    from beamclaw_obs.section import Section, read_section
     from beamclaw_obs.settings import ObsSettings
     from beamclaw_obs.stream_scrub import StreamScrubber
     from beamclaw_obs.supervisor import (
@@ -51,12 +50,11 @@ else:
             "beamclaw_obs.config": (
                 "BeamclawSettingsBase",
                 "LoadedConfig",
-                "Section",
-                "find_config_file",
                 "load_settings",
-                "read_toml",
                 "unknown_keys",
             ),
+            "beamclaw_obs.config_file": ("find_config_file", "read_toml"),
+            "beamclaw_obs.section": ("Section", "read_section"),
             "beamclaw_obs.emitter": (
                 "BackendStats",
                 "Emitter",
@@ -136,6 +134,7 @@ __all__ = [
     "forget_secrets",
     "get_emitter",
     "load_settings",
+    "read_section",
     "read_toml",
     "register_secret",
     "scrub",

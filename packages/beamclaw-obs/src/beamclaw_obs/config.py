@@ -11,8 +11,6 @@ and the reason. An unknown key is a warning (returned and logged), never a crash
 
 from __future__ import annotations
 
-import os
-import tomllib
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -20,36 +18,21 @@ from pathlib import Path
 from types import UnionType
 from typing import Any, ClassVar, Generic, TypeVar, Union, get_args, get_origin
 
-from loguru import logger
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from beamclaw_obs.config_file import (
+    DEFAULTS_SOURCE,
+    describe_error,
+    find_config_file,
+    read_toml,
+)
 from beamclaw_obs.errors import ConfigError
-from beamclaw_obs.home import beamclaw_home
-
-CONFIG_ENV = "BEAMCLAW_CONFIG"
-CONFIG_FILE_NAME = "beamclaw.toml"
-DEFAULTS_SOURCE = "packaged defaults"
 
 _file_data: ContextVar[dict[str, Any] | None] = ContextVar(
     "beamclaw_config_file_data", default=None
 )
-
-
-class Section(BaseModel):
-    """Base for a configuration section: unknown keys are tolerated (and warned about).
-
-    A key's meaning is the docstring under its attribute; ``scripts/gen_config_docs.py``
-    reads those from the source for ``docs/configuration.md``. They are not parsed at run
-    time: pydantic's ``use_attribute_docstrings`` re-reads and parses every section's source
-    when its class is built, about a quarter of a CLI command's time.
-    """
-
-    model_config = ConfigDict(extra="ignore", validate_default=True)
-
-    replaced_keys: ClassVar[Mapping[str, str]] = {}
-    """Keys this section no longer has -> what replaced them (added to the warning)."""
 
 
 class _FileSource(PydanticBaseSettingsSource):
@@ -104,30 +87,6 @@ class LoadedConfig(Generic[S]):
     source: str
     path: Path | None
     warnings: list[str] = field(default_factory=list)
-
-
-def find_config_file(environ: Mapping[str, str] | None = None) -> Path | None:
-    """The file the lookup order selects, or ``None`` for the packaged defaults."""
-    env = os.environ if environ is None else environ
-    explicit = env.get(CONFIG_ENV)
-    if explicit:
-        path = Path(explicit).expanduser()
-        if not path.is_file():
-            raise ConfigError(str(path), [f"{CONFIG_ENV} points to a file that does not exist"])
-        return path
-    candidate = beamclaw_home() / CONFIG_FILE_NAME
-    return candidate if candidate.is_file() else None
-
-
-def read_toml(path: Path) -> dict[str, Any]:
-    """Parse a TOML file; syntax errors become a :class:`ConfigError` with line/column."""
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(str(path), [f"malformed TOML: {exc}"]) from exc
-    except OSError as exc:
-        raise ConfigError(str(path), [f"cannot read: {exc.strerror or exc}"]) from exc
 
 
 def _model_of(annotation: Any) -> tuple[str, type[BaseModel]] | None:
@@ -192,16 +151,6 @@ def _unknown(
     return found
 
 
-def _describe(error: Mapping[str, Any]) -> str:
-    loc = ".".join(str(p) for p in error.get("loc", ()))
-    msg = str(error.get("msg", "invalid value"))
-    value = error.get("input")
-    shown = "" if isinstance(value, Mapping | list) else f" (got {value!r})"
-    if "secret" in loc.lower() or "key" in loc.lower() or "token" in loc.lower():
-        shown = ""
-    return f"{loc or '<root>'}: {msg}{shown}"
-
-
 def load_settings(
     settings_cls: type[S],
     path: Path | None = None,
@@ -223,13 +172,16 @@ def load_settings(
     try:
         settings = settings_cls()
     except ValidationError as exc:
-        raise ConfigError(source, [_describe(e) for e in exc.errors()]) from exc
+        raise ConfigError(source, [describe_error(e) for e in exc.errors()]) from exc
     finally:
         _file_data.reset(token)
     warnings = [
         f"{source}: unknown key {k!r} ignored" + (f" ({note})" if note else "")
         for k, note in _unknown(settings_cls, data)
     ]
-    for w in warnings:
-        logger.warning(w)
+    if warnings:
+        from loguru import logger  # only when there is something to say: ~20 ms
+
+        for w in warnings:
+            logger.warning(w)
     return LoadedConfig(settings=settings, source=source, path=path, warnings=warnings)

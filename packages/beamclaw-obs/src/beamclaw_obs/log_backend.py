@@ -21,6 +21,11 @@ if TYPE_CHECKING:
 
 LOG_FILE_NAME = "beamclaw.jsonl"
 
+_quietest = 0
+"""The lowest level any sink takes since :func:`configure_logging` (0 before: loguru's
+own sink, or a test's, may take anything)."""
+_DEBUG, _WARNING = 10, 30
+
 
 def _scrub_record(record: Record) -> None:
     record["message"] = scrub(record["message"])
@@ -41,6 +46,7 @@ def configure_logging(
 
     Returns the log file path (``None`` when ``log_dir`` is ``None``).
     """
+    global _quietest
     logger.remove()
     logger.configure(patcher=_scrub_record)
     logger.add(
@@ -51,8 +57,10 @@ def configure_logging(
         backtrace=False,
         diagnose=False,
     )
+    _quietest = logger.level(stderr_level.upper()).no
     if log_dir is None:
         return None
+    _quietest = min(_quietest, logger.level(file_level.upper()).no)
     log_dir.mkdir(parents=True, exist_ok=True)
     path = log_dir / LOG_FILE_NAME
     logger.add(
@@ -69,12 +77,18 @@ def configure_logging(
 
 
 class LogBackend:
-    """Writes every obs event as a structured log record (level DEBUG, INFO for errors)."""
+    """Writes every obs event as a structured log record (level DEBUG, WARNING for
+    errors). Once :func:`configure_logging` has set the sinks, an event below all of their
+    levels is dropped before a record is built (a sink added later by hand does not lower
+    that bar)."""
 
     name = "log"
 
     def handle(self, event: Event) -> None:
-        level = "WARNING" if event.type.value.endswith(("_error", "gave_up", "_down")) else "DEBUG"
+        warning = event.type.value.endswith(("_error", "gave_up", "_down"))
+        if (_WARNING if warning else _DEBUG) < _quietest:
+            return  # no sink takes it: skip building a bound logger and a record
+        level = "WARNING" if warning else "DEBUG"
         logger.bind(event=event.type.value, **event.data).log(level, "event {}", event.type.value)
 
     def close(self) -> None:

@@ -7,9 +7,11 @@ unless one is passed) so ``/metrics`` can render exactly these series.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily
+from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.registry import Collector
 
 from beamclaw_obs.emitter import BackendStats
@@ -130,48 +132,57 @@ class MetricsBackend:
         )
         if stats is not None:
             r.register(_DropCollector(stats))
+        self._children: dict[tuple[MetricWrapperBase, tuple[str, ...]], Any] = {}
+
+    def _of(self, metric: MetricWrapperBase, *values: str) -> Any:
+        """``metric.labels(*values)``, remembered: prometheus-client validates the labels
+        and takes a lock on every call (~3 µs), and a turn sends a handful of events."""
+        key = (metric, values)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*values)
+        return child
 
     def handle(self, event: Event) -> None:
         d = event.data
         kind = event.type
-        self.events.labels(type=kind.value).inc()
+        self._of(self.events, kind.value).inc()
         if kind is EventType.LLM_RESPONSE:
             self._llm(d)
         elif kind is EventType.TOOL_CALL_RESULT:
             tool = str(d.get("tool_name", "unknown"))
-            self.tool_calls.labels(tool=tool, success=str(bool(d.get("success")))).inc()
+            self._of(self.tool_calls, tool, str(bool(d.get("success")))).inc()
             if (ms := _number(d.get("duration_ms"))) is not None:
-                self.tool_seconds.labels(tool=tool).observe(ms / 1000)
+                self._of(self.tool_seconds, tool).observe(ms / 1000)
         elif kind in _TURN_OUTCOMES:
             self._turn_end(_TURN_OUTCOMES[kind], d)
         elif kind is EventType.HTTP_REQUEST:
             route = str(d.get("route", "unknown"))
-            self.http_requests.labels(
-                method=str(d.get("method", "")), route=route, status=str(d.get("status", ""))
-            ).inc()
+            method, status = str(d.get("method", "")), str(d.get("status", ""))
+            self._of(self.http_requests, method, route, status).inc()
             if (ms := _number(d.get("duration_ms"))) is not None:
-                self.http_seconds.labels(route=route).observe(ms / 1000)
+                self._of(self.http_seconds, route).observe(ms / 1000)
 
     def _llm(self, d: dict[str, object]) -> None:
         model = str(d.get("model", "unknown"))
-        self.llm_requests.labels(model=model, success=str(bool(d.get("success")))).inc()
+        self._of(self.llm_requests, model, str(bool(d.get("success")))).inc()
         if (ms := _number(d.get("duration_ms"))) is not None:
-            self.llm_seconds.labels(model=model).observe(ms / 1000)
+            self._of(self.llm_seconds, model).observe(ms / 1000)
         for kind in ("prompt_tokens", "completion_tokens"):
             if (count := _number(d.get(kind))) is not None:
-                self.tokens.labels(model=model, kind=kind).inc(count)
+                self._of(self.tokens, model, kind).inc(count)
         if d.get("error_kind"):
-            self.errors.labels(source="llm", kind=str(d["error_kind"])).inc()
+            self._of(self.errors, "llm", str(d["error_kind"])).inc()
 
     def _turn_end(self, outcome: str, d: dict[str, object]) -> None:
-        self.turns.labels(outcome=outcome).inc()
+        self._of(self.turns, outcome).inc()
         if (ms := _number(d.get("total_duration_ms"))) is not None:
-            self.turn_seconds.labels(outcome=outcome).observe(ms / 1000)
+            self._of(self.turn_seconds, outcome).observe(ms / 1000)
         if outcome == "error":
-            self.errors.labels(source="turn", kind=str(d.get("kind", "unknown"))).inc()
+            self._of(self.errors, "turn", str(d.get("kind", "unknown"))).inc()
         for kind in ("prompt_tokens", "completion_tokens"):
             if (count := _number(d.get(kind))) is not None:
-                self.turn_tokens.labels(kind=kind).inc(count)
+                self._of(self.turn_tokens, kind).inc(count)
         if (cost := _number(d.get("cost_usd"))) is not None:
             self.turn_cost.inc(cost)
 

@@ -170,6 +170,7 @@ class PrefixAutomaton:
         self._next: dict[int, tuple[int, ...]] = {}
         self._start = self._closed(start)
         self._first: dict[str, tuple[int, ...]] = {}
+        self._steps: dict[tuple[int, str], tuple[int, ...]] = {}
         self._admit = admit
 
     def _closed(self, state: int) -> tuple[int, ...]:
@@ -203,6 +204,21 @@ class PrefixAutomaton:
                 self._first[c] = found
         return found
 
+    def _step(self, state: int, c: str) -> tuple[int, ...]:
+        """The states ``state`` is in after ``c`` (memoised per state and character: a
+        stream steps the same few states over the same characters again and again)."""
+        key = (state, c)
+        found = self._steps.get(key)
+        if found is None:
+            found = tuple(
+                dict.fromkeys(
+                    s for test, to in self._moves[state] if test(c) for s in self._closed(to)
+                )
+            )
+            if len(self._steps) < _MEMO:
+                self._steps[key] = found
+        return found
+
     def advance(self, live: dict[int, int], whole: str, at: int) -> dict[int, int]:
         """The threads alive after ``whole[at]`` given those alive before it.
 
@@ -213,11 +229,9 @@ class PrefixAutomaton:
         for state, origin in live.items():
             if state < 0:
                 continue
-            for test, to in self._moves[state]:
-                if test(c):
-                    for s in self._closed(to):
-                        if out.get(s, at + 1) > origin:
-                            out[s] = origin
+            for s in self._step(state, c):
+                if out.get(s, at + 1) > origin:
+                    out[s] = origin
         starts = self._starts(c)
         if starts and (self._admit is None or self._admit(whole, at)):
             for s in starts:

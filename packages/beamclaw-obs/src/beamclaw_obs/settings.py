@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from beamclaw_obs.config import Section
+from beamclaw_obs.section import Section
 
 LogLevel = Literal["TRACE", "DEBUG", "INFO", "SUCCESS", "WARNING", "ERROR", "CRITICAL"]
 

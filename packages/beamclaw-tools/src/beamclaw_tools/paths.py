@@ -19,10 +19,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePath
+from typing import TYPE_CHECKING
 
 from beamclaw_obs import beamclaw_home
 from beamclaw_tools.errors import InvalidAgentIdError, PathOutsideRootsError
-from beamclaw_tools.types import SessionRef
+
+if TYPE_CHECKING:  # annotations only: the pydantic types cost agent commands ~20 ms
+    from beamclaw_tools.types import SessionRef
 
 _AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 BINARY_SNIFF_BYTES = 8192

@@ -13,10 +13,10 @@ import typer
 
 def ensure_default_agent() -> str:
     """Create the configured default agent's workspace when missing; returns its name."""
+    from beamclaw_cli.light_config import default_agent
     from beamclaw_core.workspace import ensure_agent
-    from beamclaw_gateway import load_config
 
-    name = load_config().settings.core.default_agent
+    name = default_agent()
     ensure_agent(name)
     return name
 

@@ -25,10 +25,11 @@ from beamclaw_obs import beamclaw_home, ensure_home
 
 
 def _endpoint(config: Path | None) -> Endpoint:
-    from beamclaw_gateway import effective_port, load_config
+    """``[gateway.http]`` alone: ``status`` and ``start`` need two keys (the gateway that
+    ``start`` launches loads and checks the whole file)."""
+    from beamclaw_cli.light_config import gateway_address
 
-    cfg = load_config(config).settings
-    return Endpoint(cfg.gateway.http.host, effective_port(cfg))
+    return Endpoint(*gateway_address(config))
 
 
 def start_daemon(config: Path | None, timeout: float) -> tuple[int, Endpoint]:

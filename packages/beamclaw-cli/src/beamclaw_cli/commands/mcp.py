@@ -16,7 +16,6 @@ approvals through its API (:mod:`beamclaw_cli.remote`).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from pathlib import Path
@@ -130,6 +129,8 @@ def register(app: typer.Typer) -> None:
         async def statuses(manager: MCPManager) -> list[ServerStatus]:
             return manager.status()
 
+        import asyncio
+
         found: list[ServerStatus] = asyncio.run(_with_manager(settings, wait, statuses))
         _print_statuses([st.as_dict() for st in found], "started from config", as_json)
 
@@ -145,6 +146,8 @@ def register(app: typer.Typer) -> None:
 
         async def collect(manager: MCPManager) -> tuple[list[Any], list[ServerStatus]]:
             return [t.definition for t in manager.tools()], manager.status()
+
+        import asyncio
 
         definitions, statuses = asyncio.run(_with_manager(settings, wait, collect))
         if as_json:
@@ -183,6 +186,8 @@ def register(app: typer.Typer) -> None:
             return await manager.call_tool(server, tool, arguments, timeout_seconds=timeout)
 
         try:
+            import asyncio
+
             output = asyncio.run(_with_manager(settings, wait, call))
         except BeamclawMCPError as exc:
             raise BeamclawCliError(str(exc)) from exc
@@ -220,11 +225,15 @@ def register(app: typer.Typer) -> None:
         pid = running_pid(home)
         if pid is not None:
             typer.echo(f"attached to the running gateway (pid {pid})", err=True)
+            import asyncio
+
             asyncio.run(_attached(cfg, http=http, host=host, port=port, token=token))
             return
         with home_lock(home):
             if http:
                 typer.echo(f"BeamClaw MCP server on http://{host}:{port}/mcp", err=True)
+            import asyncio
+
             asyncio.run(
                 run_mcp_server(cfg, http=http, host=host, port=port, token=token, home=home)
             )

@@ -11,7 +11,6 @@ a provider that needs one; a URL for ``custom``) is a usage error (exit 2).
 
 from __future__ import annotations
 
-import asyncio
 import os
 
 import typer
@@ -81,6 +80,8 @@ def onboard_command(
         return
     settings = applied.loaded.settings.core.providers[name]
     print(f"test call to {name} ({settings.model} at {settings.base_url}) ...", flush=True)
+    import asyncio
+
     answer = asyncio.run(probe(name, settings))
     print(f"the model answered: {answer}")
     print("done: `beamclaw` opens the TUI, `beamclaw serve` runs the gateway")

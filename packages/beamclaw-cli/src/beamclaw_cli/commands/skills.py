@@ -8,7 +8,6 @@ one succeeds, with a spinner on a terminal; exit code 1 when none did.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -193,6 +192,8 @@ def register(app: typer.Typer) -> None:
         skill = _find(_discover(agent), name)
         installer = SkillInstaller(timeout_seconds=timeout)
         with progress(f"installing requirements of {skill.name}…"):
+            import asyncio
+
             report = asyncio.run(installer.install(skill, spec))
         if as_json:
             print(json.dumps(report_json(report), indent=2))

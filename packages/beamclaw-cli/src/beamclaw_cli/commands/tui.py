@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 from typing import Literal
@@ -27,6 +26,8 @@ def launch(config: Path | None = None, agent: str | None = None, backend: str = 
     from beamclaw_cli.tui.run import run_tui
 
     mode: Literal["auto", "daemon", "embedded"] = backend  # type: ignore[assignment]
+    import asyncio
+
     asyncio.run(run_tui(config, agent, mode))
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import platform
-from importlib.metadata import PackageNotFoundError, version
 
 import typer
 
@@ -22,6 +21,8 @@ PACKAGES = (
 
 
 def package_versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version  # ~20 ms: not for --help
+
     out: dict[str, str] = {}
     for name in PACKAGES:
         try:

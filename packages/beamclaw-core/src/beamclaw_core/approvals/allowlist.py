@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 
 from beamclaw_core.store.tables import always_allowed
 from beamclaw_memory import Database, Prepared, Unit
+from beamclaw_memory.dialect import dialect_insert
 
 _COLUMNS = ("agent_id", "user_id", "tool", "session_id", "granted_at")
 
@@ -61,9 +61,8 @@ def _where(
 
 
 def _grant_statement(dialect: str) -> sa.Executable:
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
     return (
-        insert(always_allowed)
+        dialect_insert(dialect, always_allowed)
         .values(**{c: sa.bindparam(f"b_{c}") for c in _COLUMNS})
         .on_conflict_do_nothing(index_elements=["agent_id", "user_id", "tool"])
     )

@@ -9,7 +9,10 @@ the one seam, chosen by ``http_transport``:
   50 concurrent streams where httpx's own pool degrades (docs/providers.md), and with no
   httpx request/response objects around it a request costs about 0.2 ms less.
 * ``httpx``: httpx's client and pool; also used whenever a test hands the provider an
-  ``httpx`` transport (``httpx.MockTransport``, say).
+  ``httpx`` transport (``httpx.MockTransport``, say). It lives in
+  :mod:`~beamclaw_core.providers.httpx_upstream`, imported only when chosen: httpx (with
+  the rich console its command-line helper imports) weighs ~7 MB in a process that never
+  uses it.
 
 Whichever carries the bytes, a transport failure surfaces as BeamClaw's own
 :class:`~beamclaw_core.providers.base.UpstreamError` (kind ``NETWORK``, with the same
@@ -25,18 +28,22 @@ idle and total timeouts are enforced by the provider around each read, not here;
 
 from __future__ import annotations
 
+import os
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from contextlib import suppress
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import aiohttp
-import httpx
+import certifi
 from aiohttp.helpers import get_env_proxy_for_url
 from yarl import URL
 
 from beamclaw_core.providers.base import UpstreamError
 from beamclaw_core.providers.settings import ProviderSettings
+
+if TYPE_CHECKING:
+    import httpx
 
 
 class UpstreamResponse(Protocol):
@@ -76,27 +83,9 @@ WRITE_TIMEOUT = "timed out sending the request (write_timeout)"
 TRUNCATED = "connection broke mid-response (truncated stream)"
 
 
-def _said(exc: Exception) -> str:
+def said(exc: Exception) -> str:
+    """An exception's message, or its type's name when it has none."""
     return str(exc) or type(exc).__name__
-
-
-def http_limits(settings: ProviderSettings) -> httpx.Limits:
-    """Pool limits from the settings."""
-    return httpx.Limits(
-        max_connections=settings.max_connections,
-        max_keepalive_connections=settings.max_keepalive_connections,
-        keepalive_expiry=settings.keepalive_expiry,
-    )
-
-
-def http_timeout(settings: ProviderSettings) -> httpx.Timeout:
-    """Per-operation timeouts from the settings."""
-    return httpx.Timeout(
-        connect=settings.connect_timeout,
-        read=settings.read_timeout,
-        write=settings.write_timeout,
-        pool=settings.pool_timeout,
-    )
 
 
 def build_upstream(
@@ -105,91 +94,19 @@ def build_upstream(
     """The upstream for one provider. ``transport`` (tests) selects httpx with it."""
     if transport is None and settings.http_transport == "aiohttp":
         return AiohttpUpstream(settings)
+    from beamclaw_core.providers.httpx_upstream import HttpxUpstream
+
     return HttpxUpstream(settings, transport)
 
 
-# -- httpx ------------------------------------------------------------------------------
-
-
-class _NoCookies(httpx.Cookies):
-    """A cookie jar that keeps nothing."""
-
-    def extract_cookies(self, response: httpx.Response) -> None:
-        return None
-
-
-class _CookielessClient(httpx.AsyncClient):
-    @property
-    def cookies(self) -> httpx.Cookies:  # pyright: ignore[reportIncompatibleMethodOverride]
-        return _NO_COOKIES
-
-
-_NO_COOKIES = _NoCookies()
-
-
-def httpx_failure(exc: httpx.HTTPError) -> UpstreamError:
-    """httpx's failure as our error, worded as the aiohttp one (:func:`aiohttp_failure`)."""
-    if isinstance(exc, httpx.ConnectTimeout):
-        return UpstreamError(CONNECT_TIMEOUT)
-    if isinstance(exc, httpx.PoolTimeout):
-        return UpstreamError(POOL_TIMEOUT)
-    if isinstance(exc, httpx.ReadTimeout):
-        return UpstreamError(READ_TIMEOUT)
-    if isinstance(exc, httpx.WriteTimeout):
-        return UpstreamError(WRITE_TIMEOUT)
-    if isinstance(exc, httpx.ProxyError):
-        return UpstreamError(f"proxy failed: {_said(exc)}")
-    if isinstance(exc, httpx.ConnectError):
-        return UpstreamError(f"cannot connect: {_said(exc)}")
-    if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
-        return UpstreamError(f"{TRUNCATED}: {_said(exc)}")
-    return UpstreamError(f"{type(exc).__name__}: {_said(exc)}")
-
-
-class _HttpxResponse:
-    __slots__ = ("_response", "headers", "status_code")
-
-    def __init__(self, response: httpx.Response) -> None:
-        self._response = response
-        self.status_code = response.status_code
-        self.headers: Mapping[str, str] = response.headers
-
-    async def aiter_bytes(self) -> AsyncIterator[bytes]:
-        try:
-            async for chunk in self._response.aiter_bytes():
-                yield chunk
-        except httpx.HTTPError as exc:
-            raise httpx_failure(exc) from exc
-
-    async def aclose(self) -> None:
-        await self._response.aclose()
-
-
-class HttpxUpstream:
-    """httpx's client (its own pool, or ``transport``)."""
-
-    def __init__(
-        self, settings: ProviderSettings, transport: httpx.AsyncBaseTransport | None = None
-    ) -> None:
-        # no transport of our own unless given one: httpx ignores the environment's
-        # proxies when handed a transport
-        self.client = _CookielessClient(
-            timeout=http_timeout(settings),
-            limits=http_limits(settings),
-            transport=transport,
-            trust_env=settings.trust_env,
-            follow_redirects=False,
-        )
-
-    async def post(self, url: str, content: bytes, headers: Mapping[str, str]) -> UpstreamResponse:
-        try:
-            request = self.client.build_request("POST", url, content=content, headers=headers)
-            return _HttpxResponse(await self.client.send(request, stream=True))
-        except httpx.HTTPError as exc:
-            raise httpx_failure(exc) from exc
-
-    async def aclose(self) -> None:
-        await self.client.aclose()
+def ssl_context(trust_env: bool) -> ssl.SSLContext:
+    """The CA bundle httpx would use: ``SSL_CERT_FILE`` or ``SSL_CERT_DIR`` with
+    ``trust_env``, else certifi's (``httpx.create_ssl_context``, without importing httpx)."""
+    if trust_env and os.environ.get("SSL_CERT_FILE"):
+        return ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])
+    if trust_env and os.environ.get("SSL_CERT_DIR"):
+        return ssl.create_default_context(capath=os.environ["SSL_CERT_DIR"])
+    return ssl.create_default_context(cafile=certifi.where())
 
 
 # -- aiohttp ----------------------------------------------------------------------------
@@ -198,13 +115,13 @@ class HttpxUpstream:
 def aiohttp_failure(exc: aiohttp.ClientError) -> UpstreamError:
     """aiohttp's failure as our error, worded as the httpx one (:func:`httpx_failure`)."""
     if isinstance(exc, aiohttp.ClientProxyConnectionError | aiohttp.ClientHttpProxyError):
-        return UpstreamError(f"proxy failed: {_said(exc)}")
+        return UpstreamError(f"proxy failed: {said(exc)}")
     if isinstance(exc, aiohttp.ConnectionTimeoutError):  # before its base ServerTimeoutError
         return UpstreamError(CONNECT_TIMEOUT)
     if isinstance(exc, aiohttp.ServerTimeoutError):
         return UpstreamError(READ_TIMEOUT)
     if isinstance(exc, aiohttp.ClientConnectorError):
-        return UpstreamError(f"cannot connect: {_said(exc)}")
+        return UpstreamError(f"cannot connect: {said(exc)}")
     if isinstance(
         exc,
         aiohttp.ServerDisconnectedError
@@ -212,8 +129,8 @@ def aiohttp_failure(exc: aiohttp.ClientError) -> UpstreamError:
         | aiohttp.ClientOSError
         | aiohttp.ClientConnectionError,
     ):
-        return UpstreamError(f"{TRUNCATED}: {_said(exc)}")
-    return UpstreamError(f"{type(exc).__name__}: {_said(exc)}")
+        return UpstreamError(f"{TRUNCATED}: {said(exc)}")
+    return UpstreamError(f"{type(exc).__name__}: {said(exc)}")
 
 
 class _AiohttpResponse:
@@ -266,12 +183,10 @@ class AiohttpUpstream:
 
     def _open(self) -> aiohttp.ClientSession:
         s = self._settings
-        # the CA bundle httpx would use (certifi, or SSL_CERT_FILE/DIR with trust_env)
-        context: ssl.SSLContext = httpx.create_ssl_context(trust_env=s.trust_env)
         connector = aiohttp.TCPConnector(
             limit=s.max_connections,
             keepalive_timeout=s.keepalive_expiry,
-            ssl=context,
+            ssl=ssl_context(s.trust_env),
         )
         self._session = aiohttp.ClientSession(
             connector=connector,

@@ -25,9 +25,8 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import httpx
 import orjson
 
 from beamclaw_core.messages import Message, Usage
@@ -61,6 +60,9 @@ from beamclaw_core.providers.settings import ProviderSettings
 from beamclaw_core.providers.sse import ServerSentEvent, SSEDecoder
 from beamclaw_core.providers.tokens import estimate_usage
 from beamclaw_obs import EventType, MissingSecretError, emit
+
+if TYPE_CHECKING:
+    import httpx
 
 _VISION_HINTS = (
     "gpt-4o",

@@ -11,8 +11,7 @@ with :func:`register_provider_kind` (e.g. tests or plug-ins).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-
-import httpx
+from typing import TYPE_CHECKING
 
 from beamclaw_core.providers.anthropic import AnthropicProvider
 from beamclaw_core.providers.base import Provider, ProviderConfigError
@@ -20,7 +19,11 @@ from beamclaw_core.providers.failover import FailoverMember, FailoverProvider
 from beamclaw_core.providers.openai import OpenAIProvider
 from beamclaw_core.providers.settings import ProviderSettings
 
-ProviderFactory = Callable[[str, ProviderSettings, httpx.AsyncBaseTransport | None], Provider]
+if TYPE_CHECKING:
+    import httpx
+
+ProviderFactory = Callable[[str, ProviderSettings, "httpx.AsyncBaseTransport | None"], Provider]
+"""Builds a provider from its name, settings and (tests) an ``httpx`` transport."""
 
 _KINDS: dict[str, ProviderFactory] = {
     "openai": lambda name, s, t: OpenAIProvider(name, s, transport=t),

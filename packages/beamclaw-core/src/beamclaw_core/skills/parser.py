@@ -15,7 +15,6 @@ import re
 from pathlib import Path
 from typing import Any, cast
 
-import yaml
 from pydantic import ValidationError
 
 from beamclaw_core.skills.errors import SkillParseError
@@ -41,6 +40,8 @@ def split_frontmatter(text: str) -> tuple[str, str]:
 
 
 def _metadata_mapping(front: dict[str, Any]) -> dict[str, Any]:
+    import yaml
+
     raw: Any = front.get("metadata", {})
     if isinstance(raw, str):
         try:
@@ -66,6 +67,8 @@ def parse_skill(
     text: str, path: Path | None = None, source: SkillSource = SkillSource.BUNDLED
 ) -> Skill:
     """Parse SKILL.md text. Raises :class:`SkillParseError` naming the problem."""
+    import yaml  # at the first skill, not at import: ~0.8 MB a gateway without skills saves
+
     try:
         front_text, body = split_frontmatter(text)
         loaded: Any = yaml.safe_load(front_text) if front_text.strip() else {}

@@ -15,21 +15,20 @@ from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 
 from beamclaw_core.loop.states import Idle, State, state_from_json, state_to_json
 from beamclaw_core.store.records import ConversationRecord
 from beamclaw_core.store.tables import conversations, messages, pending_runs
 from beamclaw_memory import Prepared, Unit
+from beamclaw_memory.dialect import dialect_insert
 
 _COLUMNS = tuple(c.name for c in conversations.columns)
 
 
 def _create_statement(dialect: str) -> sa.Executable:
     """INSERT of a new conversation that does nothing when its id exists."""
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
     return (
-        insert(conversations)
+        dialect_insert(dialect, conversations)
         .values(
             id=sa.bindparam("b_id"),
             agent_id=sa.bindparam("b_agent"),

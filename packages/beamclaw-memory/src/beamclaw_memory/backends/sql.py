@@ -16,9 +16,9 @@ from functools import cache, partial
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 
 from beamclaw_memory.backends.rows import ChangeClock, MemoryRow, Signature, SourceState
+from beamclaw_memory.dialect import dialect_insert
 from beamclaw_memory.service import MemoryCategory
 from beamclaw_memory.storage import Database
 from beamclaw_memory.tables import memory_entries as t
@@ -97,7 +97,7 @@ def _hashes_for_sources(unit: Unit, *, agent_id: str, sources: list[str]) -> dic
 def _upsert_entries(dialect: str) -> Any:
     """INSERT of ``memory_entries`` rows that updates a row whose key exists (built once
     per dialect: building it costs more than running it)."""
-    ins = _insert(dialect, t)
+    ins = dialect_insert(dialect, t)
     return ins.on_conflict_do_update(
         index_elements=["agent_id", "key"],
         set_={
@@ -116,10 +116,6 @@ def _upsert_entries(dialect: str) -> Any:
             )
         },
     )
-
-
-def _insert(dialect: str, table: sa.Table) -> Any:
-    return postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)
 
 
 class SqlRowStore:
@@ -275,7 +271,7 @@ class SqlRowStore:
             "mtime_ns": state.mtime_ns,
             "indexed_at": state.indexed_at,
         }
-        ins = _insert(self._db.dialect, s)
+        ins = dialect_insert(self._db.dialect, s)
         stmt = ins.on_conflict_do_update(
             index_elements=["agent_id", "source"],
             set_={c: ins.excluded[c] for c in ("content_hash", "size", "mtime_ns", "indexed_at")},

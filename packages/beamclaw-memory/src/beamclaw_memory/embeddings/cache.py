@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 
+from beamclaw_memory.dialect import dialect_insert
 from beamclaw_memory.storage import Database
 from beamclaw_memory.tables import embedding_cache
 from beamclaw_memory.unit import Unit
@@ -171,14 +171,8 @@ def _dims_ok(vector: np.ndarray, dimensions: int | None) -> bool:
 
 def _upsert(dialect: str) -> sa.Insert:
     """``INSERT … ON CONFLICT (model, text_hash) DO UPDATE`` for SQLite and PostgreSQL."""
-    if dialect == "postgresql":
-        pg = postgresql.insert(embedding_cache)
-        return pg.on_conflict_do_update(
-            index_elements=["model", "text_hash"],
-            set_={c: pg.excluded[c] for c in ("dimensions", "vector", "created_at")},
-        )
-    lite = sqlite.insert(embedding_cache)
-    return lite.on_conflict_do_update(
+    insert = dialect_insert(dialect, embedding_cache)
+    return insert.on_conflict_do_update(
         index_elements=["model", "text_hash"],
-        set_={c: lite.excluded[c] for c in ("dimensions", "vector", "created_at")},
+        set_={c: insert.excluded[c] for c in ("dimensions", "vector", "created_at")},
     )

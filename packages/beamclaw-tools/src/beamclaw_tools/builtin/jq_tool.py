@@ -10,7 +10,6 @@ import asyncio
 import json
 from typing import Any
 
-import jq
 from pydantic import Field, model_validator
 
 from beamclaw_tools.base import ToolArgs, TypedTool, make_definition
@@ -44,6 +43,8 @@ def _render(value: Any, raw: bool) -> str:
 
 
 def _run_jq(program: str, text: str, slurp: bool, raw: bool) -> tuple[list[str], bool]:
+    import jq  # at the first call: its compiled library stays out of a gateway at rest
+
     compiled = jq.compile(program)
     stream = compiled.input_text(text, slurp=slurp)
     out: list[str] = []
