@@ -148,7 +148,7 @@ async def test_bad_input_is_openai_shaped() -> None:
             "/v1/chat/completions",
             json={
                 "model": "default",
-                "messages": [{"role": "user", "content": "x" * 2_000_000}],
+                "messages": [{"role": "user", "content": "x" * 9_000_000}],
             },
         )
     for r in (bad_json, wrong_type, no_user):

@@ -64,7 +64,7 @@ async def test_reset_delete_stop_and_status() -> None:
         health = (await c.get("/health")).json()
     assert reset.json() == {"ok": True}
     assert status["sessions"] == 2 and status["busy_sessions"] == 1
-    assert status["channels"] == ["ws"] and status["agents"] == ["default"]
+    assert status["channels"] == ["webhook", "ws"] and status["agents"] == ["default"]
     assert stopped.json() == {"session_id": "s3", "cleared": 0}
     assert cancelled.status_code == 409
     assert cancelled.json()["error"]["code"] == "turn_cancelled"
