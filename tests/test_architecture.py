@@ -58,7 +58,8 @@ def test_the_graph_is_a_dag_of_needs_not_a_ladder() -> None:
         return needs
 
     assert "memory" not in closure("mcp")
-    assert closure("sandbox") == closure("scheduler") == closure("tools") == {"obs"}
+    assert closure("sandbox") == closure("tools") == {"obs"}
+    assert "gateway" not in closure("scheduler"), "the scheduler sits below the gateway"
 
 
 def test_a_missing_or_an_extra_sibling_fails_the_check(tmp_path: Path) -> None:

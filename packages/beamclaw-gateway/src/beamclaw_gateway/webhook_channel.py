@@ -28,6 +28,7 @@ from beamclaw_core.channels import (
     UnknownTargetError,
 )
 from beamclaw_core.loop import ApprovalRequested
+from beamclaw_gateway.errors import BeamclawGatewayError
 from beamclaw_gateway.settings import OutboundWebhookSettings
 from beamclaw_obs import ComponentHealth, HealthState, MissingSecretError
 
@@ -36,7 +37,7 @@ SIGNATURE_HEADER = "X-Beamclaw-Signature"
 TIMESTAMP_HEADER = "X-Beamclaw-Timestamp"
 
 
-class WebhookDeliveryError(ChannelError):
+class WebhookDeliveryError(BeamclawGatewayError, ChannelError):
     """A webhook did not accept a delivery (network error, timeout, non-2xx status)."""
 
     def __init__(self, target: str, reason: str) -> None:
