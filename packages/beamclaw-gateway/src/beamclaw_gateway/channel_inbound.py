@@ -5,10 +5,14 @@ messages to :meth:`ChannelTurns.handle`. Each runs as a detached turn (a shutdow
 crashing adapter never loses it): approvals it raises are asked on the same channel with
 the channel's own controls (and can be answered from any front end), and its answer is
 delivered to the message's ``reply_target`` when it ends. A message id seen before on the
-channel is not run twice.
+channel is not run twice. A channel that shows turns as they run (:class:`TurnWatcher`:
+Telegram's typing indicator and edited draft) sees every event of the turns it started,
+and those turns stream.
 """
 
 from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
 
 from loguru import logger
 
@@ -20,6 +24,15 @@ from beamclaw_gateway.turns import TurnRequest, TurnRunner
 
 DEDUPE_WINDOW = 4096
 """Message ids remembered per channel."""
+
+
+@runtime_checkable
+class TurnWatcher(Protocol):
+    """A channel adapter that shows a turn while it runs."""
+
+    async def watch(self, target: str, event: TurnEvent) -> None:
+        """Every event of the turn started from ``target``, in order; must not block."""
+        ...
 
 
 class ChannelTurns:
@@ -39,7 +52,12 @@ class ChannelTurns:
             logger.info("channel {}: message {} seen before", channel, inbound.message_id)
             return
 
+        adapter = self._channels.get(channel)
+        watcher = adapter if isinstance(adapter, TurnWatcher) else None
+
         async def on_event(event: TurnEvent) -> None:
+            if watcher is not None:
+                await watcher.watch(inbound.reply_target, event)
             if isinstance(event, ApprovalRequested):
                 try:
                     await self._channels.ask_approval(channel, inbound.reply_target, event)
@@ -60,7 +78,7 @@ class ChannelTurns:
                 session_id=inbound.session_id,
                 approval_mode="wait",
                 source_message_id=inbound.message_id,
-                drafts=False,
+                drafts=watcher is not None,
             ),
             on_event=on_event,
             on_done=on_done,

@@ -7,7 +7,7 @@ lifespan or before it (``server.serve``, tests).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from fastapi import Request
 
@@ -27,6 +27,9 @@ from beamclaw_gateway.turns import TurnRunner
 from beamclaw_gateway.ws import WebSocketHub
 from beamclaw_memory import Database
 
+if TYPE_CHECKING:
+    from beamclaw_gateway.telegram import TelegramChannel
+
 
 class GatewayServices:
     """The gateway's edge services around one runtime."""
@@ -38,9 +41,23 @@ class GatewayServices:
         self.limiter = RateLimiter(self.settings.rate_limit)
         self.agents = AgentCatalog(runtime.config.core.default_agent, runtime.home)
         self.channels = ChannelRegistry()
-        """Every channel adapter (the ``/ws`` hub; Telegram next), run under supervision."""
+        """Every channel adapter (the ``/ws`` hub, Telegram), run under supervision."""
         self.ws_hub = WebSocketHub(self.settings.ws)
         self.channels.register(self.ws_hub)
+        self.telegram: TelegramChannel | None = None
+        """The Telegram channel when ``[gateway.channels.telegram] enabled`` (its module,
+        and aiogram, are imported only then)."""
+        if self.settings.channels.telegram.enabled:
+            from beamclaw_gateway.telegram import TelegramChannel
+
+            self.telegram = TelegramChannel(
+                self.settings.channels.telegram,
+                core=self.core,
+                database=self.database,
+                agents=self.agents,
+                home=runtime.home,
+            )
+            self.channels.register(self.telegram)
         self.turns = TurnRunner(self.core)
         self.channel_turns = ChannelTurns(self.channels, self.turns)
         self._idempotency: IdempotencyStore | None = None
