@@ -573,7 +573,8 @@ class TelegramChannel:
                 await self._flush(item)
             self._outbox_wake.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._outbox_wake.wait(), OUTBOX_EVERY)
+                async with asyncio.timeout(OUTBOX_EVERY):
+                    await self._outbox_wake.wait()
 
     # ------------------------------------------------------------ turns and approvals
 

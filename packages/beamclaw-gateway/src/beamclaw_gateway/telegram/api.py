@@ -4,7 +4,8 @@
 Invariants: a 429 waits ``retry_after`` and a 5xx or network failure waits an exponential
 backoff before the same call is made again, up to ``attempts`` times; a 401 is
 :class:`TelegramTokenRejectedError` at once (no retry can fix it); a 400 is
-:class:`TelegramBadRequestError`; aiogram's error types never leave this module.
+:class:`TelegramBadRequestError`; aiogram's error types never leave this module. Once
+closed, every call fails (aiogram would silently open a new session that nobody closes).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ class BotApi:
         self.retries = 0
         """Calls made again after a 429, a 5xx or a network failure."""
         self.bot = self._new_bot()
+        self._closed = False
 
     def _new_bot(self) -> Bot:
         session = AiohttpSession(api=TelegramAPIServer.from_base(self._base))
@@ -77,6 +79,8 @@ class BotApi:
         await old.session.close()
 
     async def close(self) -> None:
+        """Close the session; a call after this fails at once (it would open a new one)."""
+        self._closed = True
         await self.bot.session.close()
 
     async def __call__(
@@ -87,6 +91,8 @@ class BotApi:
         attempt = 0
         while True:
             attempt += 1
+            if self._closed:
+                raise TelegramSendError(name, "the Telegram channel stopped")
             try:
                 return await self.bot(method, request_timeout=request_timeout)
             except TelegramUnauthorizedError as exc:
@@ -108,6 +114,8 @@ class BotApi:
     async def download(self, file_path: str, seconds: int = 60) -> bytes:
         """A file's bytes from ``{api_base_url}/file/bot<token>/<file_path>``."""
         sink = io.BytesIO()
+        if self._closed:
+            raise TelegramSendError("download", "the Telegram channel stopped")
         try:
             await self.bot.download_file(file_path, sink, timeout=seconds)
         except TelegramAPIError as exc:

@@ -5,7 +5,8 @@ Invariants:
 
 * ``typing`` is sent when the view starts and every :data:`TYPING_EVERY` seconds until
   the first draft text is shown (Telegram shows it for about five seconds).
-* Edits are at least ``interval`` seconds apart (Telegram's per-chat limit is about one a
+* The draft first shows ``interval`` seconds after the view starts (a quick answer is
+  sent whole), and edits are at least ``interval`` seconds apart (Telegram's per-chat limit is about one a
   second); the last state is always shown before the view is closed, unless the final
   answer replaces it.
 * Past the length limit the draft continues in a new message; the earlier ones keep the
@@ -76,8 +77,11 @@ class DraftView:
         self._dirty = asyncio.Event()
         self._last_edit = float("-inf")
         self._task: asyncio.Task[None] | None = None
+        self._closing = False
+        """Set by :meth:`close`: the loop ends even if a cancellation were lost."""
 
     def start(self) -> None:
+        self._last_edit = self._clock()  # a quick answer shows no draft at all
         self._task = asyncio.get_running_loop().create_task(self._run(), name="telegram-draft")
 
     # ------------------------------------------------------------ events (sync)
@@ -109,7 +113,7 @@ class DraftView:
 
     async def _run(self) -> None:
         next_typing = 0.0
-        while True:
+        while not self._closing:
             now = self._clock()
             if not self.message_ids and now >= next_typing and not self._queued:
                 await self._best_effort(self._typing())
@@ -121,11 +125,15 @@ class DraftView:
                 await self._best_effort(self._show())
                 self._last_edit = self._clock()
                 continue
-            timeout = wait if self._dirty.is_set() else TYPING_EVERY
+            timeout = TYPING_EVERY
             if not self.message_ids and not self._queued:
-                timeout = min(timeout, max(0.05, next_typing - now))
+                timeout = max(0.05, next_typing - now)
+            if self._dirty.is_set():  # changed, but the last edit is too recent: wait it out
+                await asyncio.sleep(min(wait, timeout))
+                continue
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._dirty.wait(), timeout)
+                async with asyncio.timeout(timeout):
+                    await self._dirty.wait()
 
     async def _best_effort(self, work: Awaitable[None]) -> None:
         try:
@@ -169,6 +177,7 @@ class DraftView:
 
     async def close(self) -> tuple[int, ...]:
         """Stop the view; returns the draft messages (for the final answer to edit)."""
+        self._closing = True
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
