@@ -71,9 +71,13 @@ class Bench:
 async def telegram_gateway(
     provider: Provider | Callable[[str], Provider] | None,
     tg: FakeBotApi,
+    configure: Callable[[BeamclawConfig], None] | None = None,
     **telegram: Any,
 ) -> AsyncGenerator[Bench]:
-    async with live_gateway(provider, telegram_config(tg, **telegram)) as gw:
+    config = telegram_config(tg, **telegram)
+    if configure is not None:
+        configure(config)
+    async with live_gateway(provider, config) as gw:
         bench = Bench(tg, gw)
         await tg.wait_for(lambda _tg: bench.channel.ready.is_set(), 10)
         yield bench

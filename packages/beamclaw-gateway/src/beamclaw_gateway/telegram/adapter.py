@@ -631,9 +631,12 @@ class TelegramChannel:
             await self._settle_prompt(prompt.chat_id, prompt.message_id, prompt.tool, parsed[1])
 
     async def _settle_prompt(self, chat_id: int, message_id: int, tool: str, decision: str) -> None:
-        verb = {"yes": "✅ Approved", "no": "❌ Denied", "always": "♾ Always allowed"}.get(
-            decision, f"Answered ({decision})"
-        )
+        verb = {
+            "yes": "✅ Approved",
+            "no": "❌ Denied",
+            "always": "♾ Always allowed",
+            "timeout": "⌛ Nobody answered in time; denied",
+        }.get(decision, f"Answered ({decision})")
         with contextlib.suppress(TelegramChannelError):
             await self._require(self._sender).edit(
                 chat_id, message_id, render(f"{verb}: `{tool}`")[0]
