@@ -72,6 +72,8 @@ async def telegram_gateway(
     provider: Provider | Callable[[str], Provider] | None,
     tg: FakeBotApi,
     configure: Callable[[BeamclawConfig], None] | None = None,
+    *,
+    wait_ready: bool = True,
     **telegram: Any,
 ) -> AsyncGenerator[Bench]:
     config = telegram_config(tg, **telegram)
@@ -79,5 +81,6 @@ async def telegram_gateway(
         configure(config)
     async with live_gateway(provider, config) as gw:
         bench = Bench(tg, gw)
-        await tg.wait_for(lambda _tg: bench.channel.ready.is_set(), 10)
+        if wait_ready:
+            await tg.wait_for(lambda _tg: bench.channel.ready.is_set(), 10)
         yield bench

@@ -26,6 +26,8 @@ class ChannelStatus:
     outbox_pending: int = 0
 
     def as_dict(self) -> dict[str, object]:
+        """``last_error`` shows as ``error`` (the registry's own ``last_error``, the
+        run's crash, sits next to it)."""
         return {
             "mode": self.mode,
             "state": self.state,
@@ -35,6 +37,6 @@ class ChannelStatus:
             "updates": self.updates,
             "errors": self.errors,
             "watchdog_restarts": self.restarts,
-            "last_error": self.last_error,
+            "error": self.last_error,
             "outbox_pending": self.outbox_pending,
         }
