@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import struct
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 
 from aiohttp import web
@@ -87,7 +87,7 @@ async def test_oversized_and_unsupported_media_are_answered() -> None:
 
 
 @asynccontextmanager
-async def _transcriber(text: str) -> AsyncIterator[tuple[str, list[dict[str, object]]]]:
+async def _transcriber(text: str) -> AsyncGenerator[tuple[str, list[dict[str, object]]]]:
     seen: list[dict[str, object]] = []
 
     async def transcribe(request: web.Request) -> web.Response:
