@@ -517,6 +517,11 @@ class TelegramChannel:
         if item is None:
             return Receipt(CHANNEL, target, 0)
         ids = await self._flush(item)
+        if not ids:
+            after = await outbox.get(item.id)
+            if after is not None and after.state == "failed":  # refused for good (no chat…)
+                raise UnknownTargetError(CHANNEL, target)
+            return Receipt(CHANNEL, target, 0)  # pending: sent once Telegram takes it
         for part in out.attachments:
             if isinstance(part, ImagePart):
                 ids += (await self._send_image(parsed.chat_id, part),)
