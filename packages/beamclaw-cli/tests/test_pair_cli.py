@@ -103,3 +103,19 @@ async def test_pair_through_a_running_gateway(
             code, out, err = await beamclaw(capsys, "pair", "list", "--json")
             assert code == 0, err
             assert '"user_id": 88' in out
+
+
+async def test_doctor_checks_the_bot_token_with_telegram(
+    beamclaw_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async with FakeBotApi() as tg:
+        beamclaw_home.mkdir(parents=True, exist_ok=True)
+        (beamclaw_home / "beamclaw.toml").write_text(
+            "[gateway.channels.telegram]\nenabled = true\n"
+            f'token = "{tg.token}"\napi_base_url = "{tg.base_url}"\n'
+        )
+        _code, out, _err = await beamclaw(capsys, "doctor")
+        assert f"[ok] telegram: bot @{tg.bot_username}" in out.replace("  ", " ")
+        tg.reject_token()
+        _code, out, _err = await beamclaw(capsys, "doctor")
+        assert "Telegram rejected the bot token" in out
