@@ -79,3 +79,15 @@ async def test_an_approval_nobody_answers_times_out_and_says_so() -> None:
         tool_results = [m for m in provider.calls[1].messages if m.role.value == "tool"]
         assert tool_results and "approv" in (tool_results[0].text or "").lower()
         assert not (bench.gw.runtime.home / "agents" / "default" / "note.txt").exists()
+
+
+async def test_a_queued_message_shows_a_notice_removed_when_its_turn_starts() -> None:
+    provider = ScriptedProvider([WRITE, Reply("Written."), Reply("Second one.")])
+    async with FakeBotApi() as tg, telegram_gateway(provider, tg) as bench:
+        tg.push_message(chat_id=35, from_id=35, text="write a note")
+        prompt = await _prompt(bench, 35)
+        tg.push_message(chat_id=35, from_id=35, text="and then this")
+        notice = await bench.shows(35, "Working on something else")
+        tg.push_callback(35, 35, prompt.message_id, _buttons(prompt)[0])
+        await bench.shows(35, "Second one.")
+        assert notice.deleted, "the queue notice went once work on the message started"

@@ -4,7 +4,7 @@ Invariants (docs/telegram.md):
 
 * Every update is stored (:class:`~beamclaw_gateway.telegram.store.UpdateLog`) before
   it is acted on and before its offset is confirmed; a redelivered one is dropped. At
-  start (and after the watchdog restarts a poll) updates not ``done`` are taken up again:
+  start updates not ``done`` are taken up again:
   one that never became durable in its session is handed again, one whose turn is still
   running or answered is followed to its answer, which goes through the outbox.
 * Every answer goes through the outbox (:class:`~beamclaw_gateway.telegram.store.Outbox`)
@@ -211,13 +211,9 @@ class TelegramChannel:
         self._spawn(self._outbox_loop(), "telegram-outbox")
         if settings.mode == "long_poll":
             poll = LongPoll(
-                api,
-                self._log,
-                self.status,
-                self.receive,
-                timeout=settings.poll_timeout_seconds,
-                on_start=self._take_up,
+                api, self._log, self.status, self.receive, timeout=settings.poll_timeout_seconds
             )
+            await self._take_up()
             self.ready.set()
             await poll.run()
         else:
@@ -286,8 +282,6 @@ class TelegramChannel:
     async def _take_up(self) -> None:
         """Act on the updates a previous run stored and did not finish."""
         for stored in await self._require(self._log).unfinished():
-            if stored.update_id in self._followers:
-                continue
             if stored.state == "handed" and stored.session_id is not None:
                 self._follow(stored.update_id, stored.session_id, stored.payload)
                 continue

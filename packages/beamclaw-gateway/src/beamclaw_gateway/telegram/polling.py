@@ -1,18 +1,19 @@
 """Long polling with a watchdog on inbound progress.
 
-Why not aiogram's ``Dispatcher.start_polling``: it keeps its offset in memory and marks
-an update consumed as soon as it is fetched, and it has no notion of a poll that hangs.
-Here the offset comes from the persisted update log (an update is stored before the next
-poll confirms it), and :func:`long_poll` runs the poll loop as a child task watched by a
-timer: when no ``getUpdates`` has answered and no update was handled for twice the poll
-timeout, the child is cancelled, the HTTP session is thrown away and the loop starts
-again (``restarts`` in ``/health``). Outbound success does not count as progress.
+Why not aiogram's ``Dispatcher.start_polling``: it keeps its offset in memory and counts
+an update consumed as soon as it is fetched, and nothing notices a poll that hangs. Here
+the offset comes from the persisted update log (an update is stored before the next poll
+confirms it), and every ``getUpdates`` must answer within twice the poll timeout: one
+that does not (a connection that died silently) is abandoned, the HTTP session is thrown
+away and polling goes on with a fresh one (``watchdog_restarts`` in ``/health``). Only a
+poll answering counts as progress, never a message sent. The watchdog never cancels the
+handling of an update: an update is handed to its session whole or, after a crash, taken
+up from the log at the next start.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable
 
@@ -40,65 +41,33 @@ class LongPoll:
         handle: Callable[[Update], Awaitable[None]],
         *,
         timeout: int,
-        on_start: Callable[[], Awaitable[None]] | None = None,
-        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._api = api
         self._log = log
         self._status = status
         self._handle = handle
         self._timeout = timeout
-        self._on_start = on_start
-        self._monotonic = monotonic
-        self._progress = monotonic()
         self._backoff = Backoff(initial=1.0, maximum=30.0)
-
-    def _mark_progress(self) -> None:
-        self._progress = self._monotonic()
 
     async def run(self) -> None:
         await self._api(DeleteWebhook(drop_pending_updates=False))
-        stall = 2.0 * self._timeout
-        while True:
-            self._mark_progress()
-            child = asyncio.get_running_loop().create_task(self._loop(), name="telegram-poll")
-            try:
-                while not child.done():
-                    idle = self._monotonic() - self._progress
-                    if idle > stall:
-                        break
-                    await asyncio.wait({child}, timeout=min(stall - idle, self._timeout / 2) + 0.01)
-            except asyncio.CancelledError:
-                child.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await child
-                raise
-            if child.done():
-                child.result()  # the loop only ends by raising (a rejected token)
-                continue
-            child.cancel()
-            with contextlib.suppress(asyncio.CancelledError, TelegramSendError):
-                await child
-            self._status.restarts += 1
-            self._status.last_error = f"no poll progress for {stall:g} s; poll restarted"
-            logger.warning("telegram: long poll stalled for {:g} s; restarting it", stall)
-            await self._api.reset()
-
-    async def _loop(self) -> None:
-        if self._on_start is not None:
-            await self._on_start()
         offset = await self._log.next_offset()
+        stall = 2.0 * self._timeout
         failures = 0
         while True:
             self._status.state = "polling" if failures == 0 else "retrying"
+            method = GetUpdates(
+                offset=offset, timeout=self._timeout, allowed_updates=ALLOWED_UPDATES
+            )
             try:
-                updates = await self._api(
-                    GetUpdates(
-                        offset=offset, timeout=self._timeout, allowed_updates=ALLOWED_UPDATES
-                    ),
-                    request_timeout=self._timeout + 10,
-                    retry=False,
-                )
+                async with asyncio.timeout(stall):
+                    updates = await self._api(method, request_timeout=int(stall) + 5, retry=False)
+            except TimeoutError:
+                self._status.restarts += 1
+                self._status.last_error = f"no poll progress for {stall:g} s; poll restarted"
+                logger.warning("telegram: long poll stalled for {:g} s; restarting it", stall)
+                await self._api.reset()
+                continue
             except TelegramTokenRejectedError:
                 raise
             except TelegramSendError as exc:
@@ -108,12 +77,9 @@ class LongPoll:
                 delay = self._backoff.delay(failures)
                 logger.warning("telegram: getUpdates failed ({}); again in {:.1f} s", exc, delay)
                 await asyncio.sleep(delay)
-                self._mark_progress()  # a failing poll is not a stalled one
                 continue
             failures = 0
             self._status.last_poll_at = time.time()
-            self._mark_progress()
             for update in updates:
                 await self._handle(update)
                 offset = update.update_id + 1
-                self._mark_progress()
