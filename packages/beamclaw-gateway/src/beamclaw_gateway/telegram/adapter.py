@@ -28,13 +28,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from aiogram.methods import (
-    AnswerCallbackQuery,
     GetMe,
     SendPhoto,
     SetMyCommands,
     SetWebhook,
 )
-from aiogram.types import BotCommand, BufferedInputFile, CallbackQuery, Message, Update
+from aiogram.types import BotCommand, BufferedInputFile, Message, Update
 from loguru import logger
 
 from beamclaw_core.api import Core
@@ -53,28 +52,17 @@ from beamclaw_gateway.agents import AgentCatalog
 from beamclaw_gateway.settings import TelegramSettings
 from beamclaw_gateway.telegram.access import Sender, decide
 from beamclaw_gateway.telegram.api import BotApi
-from beamclaw_gateway.telegram.approvals import ApprovalButtons, prompt_text
 from beamclaw_gateway.telegram.drafts import DraftView
 from beamclaw_gateway.telegram.errors import (
-    TelegramBadRequestError,
     TelegramChannelError,
-    TelegramSendError,
     TelegramTokenRejectedError,
 )
-from beamclaw_gateway.telegram.media import (
-    INBOX,
-    NO_TRANSCRIPTION,
-    MediaError,
-    download,
-    image_part_data,
-    largest_photo,
-    save_document,
-    transcribe,
-)
+from beamclaw_gateway.telegram.media import INBOX, MediaError, message_content
+from beamclaw_gateway.telegram.outbound import OutboxSender
 from beamclaw_gateway.telegram.pairing import PairingRequest, PairingStore
 from beamclaw_gateway.telegram.polling import ALLOWED_UPDATES, LongPoll
+from beamclaw_gateway.telegram.prompts import ApprovalPrompts
 from beamclaw_gateway.telegram.recovery import Answered, trace
-from beamclaw_gateway.telegram.render import render
 from beamclaw_gateway.telegram.send import TextSender
 from beamclaw_gateway.telegram.status import ChannelStatus
 from beamclaw_gateway.telegram.store import Outbox, OutboxItem, UpdateLog
@@ -85,12 +73,11 @@ from beamclaw_gateway.telegram.updates import (
     parse_target,
     reply_target,
     sender_of,
-    strip_mention,
     update_chat,
 )
 from beamclaw_memory import Database
 from beamclaw_obs import ComponentHealth, HealthState, MissingSecretError
-from beamclaw_tools import ContentPart, ImagePart, TextPart
+from beamclaw_tools import ImagePart
 
 T = TypeVar("T")
 
@@ -107,8 +94,6 @@ COMMANDS = (
 )
 FOLLOW_EVERY = 1.0
 """Seconds between two looks at a recovered message's session."""
-OUTBOX_EVERY = 10.0
-"""Seconds between two sweeps of the outbox for messages a failure left pending."""
 GREETING = "Hi! I'm your BeamClaw agent. Send me a message to start."
 REFUSED = "Sorry, this bot only talks to people its owner let in."
 
@@ -133,7 +118,7 @@ class TelegramChannel:
         self._home = home
         self._clock = clock
         self.status = ChannelStatus(settings.mode)
-        self.buttons = ApprovalButtons()
+        self._prompts: ApprovalPrompts | None = None
         self._api: BotApi | None = None
         self._sender: TextSender | None = None
         self._log: UpdateLog | None = None
@@ -142,8 +127,7 @@ class TelegramChannel:
         self._inbound: InboundSink | None = None
         self._bot_id: int | None = None
         self._views: dict[str, DraftView] = {}
-        self._send_lock = asyncio.Lock()
-        self._outbox_wake = asyncio.Event()
+        self._outbound: OutboxSender | None = None
         self._followers: dict[int, asyncio.Task[None]] = {}
         self._background: set[asyncio.Task[None]] = set()
         self.ready = asyncio.Event()
@@ -196,6 +180,7 @@ class TelegramChannel:
         self.status.state = "starting"
         self._api = api = BotApi(token, settings.api_base_url)
         self._sender = TextSender(api)
+        self._prompts = ApprovalPrompts(self._sender, self._core)
         me = await api(GetMe())
         self._bot_id = me.id
         self.status.bot = f"@{me.username}" if me.username else str(me.id)
@@ -208,13 +193,14 @@ class TelegramChannel:
         await api(
             SetMyCommands(commands=[BotCommand(command=c, description=d) for c, d in COMMANDS])
         )
-        self._spawn(self._outbox_loop(), "telegram-outbox")
+        self._outbound = OutboxSender(self._outbox, self._sender, self.status)
+        self._spawn(self._outbound.run(), "telegram-outbox")
         if settings.mode == "long_poll":
             poll = LongPoll(
                 api, self._log, self.status, self.receive, timeout=settings.poll_timeout_seconds
             )
-            await self._take_up()
             self.ready.set()
+            await self._take_up()
             await poll.run()
         else:
             assert settings.webhook_url is not None and settings.webhook_secret is not None
@@ -226,8 +212,8 @@ class TelegramChannel:
                 )
             )
             self.status.state = "webhook"
-            await self._take_up()
             self.ready.set()
+            await self._take_up()
             await asyncio.Event().wait()
 
     async def _shutdown(self) -> None:
@@ -241,6 +227,8 @@ class TelegramChannel:
             with contextlib.suppress(TelegramChannelError):
                 await view.close()
         self._views.clear()
+        if self._prompts is not None:
+            await self._prompts.close()
         if self._api is not None:
             await self._api.close()
             self._api = None
@@ -292,7 +280,7 @@ class TelegramChannel:
         log = self._require(self._log)
         try:
             if update.callback_query is not None:
-                await self._on_callback(update.callback_query)
+                await self._require(self._prompts).pressed(update.callback_query)
             elif update.message is not None:
                 await self._on_message(update.update_id, update.message, recovering)
                 return
@@ -355,7 +343,13 @@ class TelegramChannel:
             return
         agent = self._agent_for(sender)
         try:
-            content = await self._content(message, agent)
+            content = await message_content(
+                self._require(self._api),
+                message,
+                self.settings,
+                folder=agent_dir(agent, self._home) / INBOX,
+                bot_username=self._bot_username,
+            )
         except MediaError as exc:
             await self._reply(message, exc.reply)
             return
@@ -413,37 +407,6 @@ class TelegramChannel:
             return self._agents.default_agent
         return resolved
 
-    async def _content(self, message: Message, agent: str) -> str | tuple[ContentPart, ...] | None:
-        api = self._require(self._api)
-        cap = self.settings.max_file_bytes
-        caption = strip_mention(message.caption or "", self._bot_username)
-        if message.text is not None:
-            return strip_mention(message.text, self._bot_username) or message.text
-        if message.photo:
-            photo = largest_photo(message.photo, cap)
-            if photo is None:
-                raise MediaError(f"That photo is too large (the limit is {cap:,} bytes).")
-            media, data = image_part_data(await download(api, photo.file_id, photo.file_size, cap))
-            text = caption or "(a photo)"
-            return (TextPart(text=text), ImagePart(media_type=media, data=data))
-        if message.document is not None:
-            doc = message.document
-            data = await download(api, doc.file_id, doc.file_size, cap)
-            folder = agent_dir(agent, self._home) / INBOX
-            path = await asyncio.to_thread(save_document, folder, data, doc.file_name, message)
-            note = f"[The user sent a file, saved in the workspace as {INBOX}/{path.name}"
-            note += f" ({len(data):,} bytes, {doc.mime_type or 'unknown type'})]"
-            return f"{note}\n{caption}".strip()
-        audio = message.voice or message.audio
-        if audio is not None:
-            transcription = self.settings.transcription
-            if transcription.base_url is None:
-                raise MediaError(NO_TRANSCRIPTION)
-            data = await download(api, audio.file_id, audio.file_size, cap)
-            heard = await transcribe(transcription, data, "voice.ogg")
-            return f"[voice message, transcribed]\n{heard}" + (f"\n{caption}" if caption else "")
-        return None
-
     # ------------------------------------------------------------ recovery
 
     def _follow(
@@ -492,7 +455,7 @@ class TelegramChannel:
             f"reply:{target}", message.chat.id, text, reply_to=message.message_id, drafts=drafts
         )
         if item is not None:
-            await self._flush(item)
+            await self._outbound_flush(item)
 
     async def deliver(self, target: str, out: Outbound) -> Receipt:
         parsed = parse_target(target)
@@ -510,7 +473,7 @@ class TelegramChannel:
         )
         if item is None:
             return Receipt(CHANNEL, target, 0)
-        ids = await self._flush(item)
+        ids = await self._outbound_flush(item)
         if not ids:
             after = await outbox.get(item.id)
             if after is not None and after.state == "failed":  # refused for good (no chat…)
@@ -529,52 +492,6 @@ class TelegramChannel:
         sent = await self._require(self._api)(SendPhoto(chat_id=chat_id, photo=photo))
         return sent.message_id
 
-    async def _flush(self, item: OutboxItem) -> tuple[int, ...]:
-        """Send ``item`` from where it got (module invariants); returns its message ids."""
-        outbox, sender = self._require(self._outbox), self._require(self._sender)
-        async with self._send_lock:
-            fresh = await outbox.get(item.id)
-            if fresh is None or fresh.state != "pending":
-                return fresh.message_ids if fresh is not None else ()
-            chunks = render(fresh.text)
-            ids = list(fresh.message_ids)
-            try:
-                for i in range(fresh.sent_chunks, len(chunks)):
-                    if i < len(ids):
-                        await sender.edit(fresh.chat_id, ids[i], chunks[i])
-                    else:
-                        reply = fresh.reply_to if i == 0 else None
-                        ids.append(await sender.send(fresh.chat_id, chunks[i], reply_to=reply))
-                    await outbox.progress(fresh.id, i + 1, tuple(ids))
-                for extra in ids[len(chunks) :]:
-                    await sender.delete(fresh.chat_id, extra)
-            except TelegramTokenRejectedError:
-                raise
-            except TelegramBadRequestError as exc:
-                await outbox.finish(fresh.id, "failed", str(exc))
-                logger.warning("telegram: message {} refused: {}", fresh.ref, exc)
-                return tuple(ids)
-            except TelegramSendError as exc:
-                await outbox.failed_attempt(fresh.id, str(exc))
-                self.status.errors += 1
-                self.status.last_error = str(exc)
-                logger.warning("telegram: message {} not sent yet: {}", fresh.ref, exc)
-                return ()
-            await outbox.finish(fresh.id, "sent", None)
-            return tuple(ids[: len(chunks)])
-
-    async def _outbox_loop(self) -> None:
-        outbox = self._require(self._outbox)
-        while True:
-            pending = await outbox.pending()
-            self.status.outbox_pending = len(pending)
-            for item in pending:
-                await self._flush(item)
-            self._outbox_wake.clear()
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(OUTBOX_EVERY):
-                    await self._outbox_wake.wait()
-
     # ------------------------------------------------------------ turns and approvals
 
     async def watch(self, target: str, event: TurnEvent) -> None:
@@ -582,64 +499,14 @@ class TelegramChannel:
         view = self._views.get(target)
         if view is not None:
             view.feed(event)
-        if isinstance(event, ApprovalResolved):
-            for prompt in self.buttons.of_request(event.request_id):
-                if prompt.decided is None and prompt.message_id is not None:
-                    prompt.decided = event.decision
-                    self._spawn(
-                        self._settle_prompt(
-                            prompt.chat_id, prompt.message_id, event.tool, event.decision
-                        ),
-                        "telegram-approval",
-                    )
+        if isinstance(event, ApprovalResolved) and self._prompts is not None:
+            self._prompts.resolved(event)
 
     async def ask_approval(self, target: str, request: ApprovalRequested) -> None:
         parsed = parse_target(target)
-        sender = self._sender
-        if parsed is None or sender is None:
+        if parsed is None or self._prompts is None:
             raise UnknownTargetError(CHANNEL, target)
-        short = self.buttons.add(request, parsed.chat_id)
-        chunk = render(prompt_text(request))[0]
-        message_id = await sender.send(
-            parsed.chat_id, chunk, reply_to=parsed.message_id, markup=self.buttons.keyboard(short)
-        )
-        prompt = self.buttons.get(short)
-        if prompt is not None:
-            prompt.message_id = message_id
-
-    async def _on_callback(self, query: CallbackQuery) -> None:
-        api = self._require(self._api)
-        parsed = self.buttons.parse(query.data)
-        prompt = self.buttons.get(parsed[0]) if parsed is not None else None
-        chat = query.message.chat.id if query.message is not None else None
-        if parsed is None or prompt is None or chat != prompt.chat_id:
-            await api(
-                AnswerCallbackQuery(callback_query_id=query.id, text="This approval has expired.")
-            )
-            return
-        outcome, _info = await self._core().answer_approval_by_id(prompt.request_id, parsed[1])
-        verb = {"yes": "Approved", "no": "Denied", "always": "Approved (always)"}[parsed[1]]
-        note = {
-            "answered": f"{verb}: {prompt.tool}",
-            "already_answered": "Already answered.",
-            "unknown": "This approval is no longer pending.",
-        }[outcome]
-        await api(AnswerCallbackQuery(callback_query_id=query.id, text=note))
-        if outcome == "answered" and prompt.message_id is not None and prompt.decided is None:
-            prompt.decided = parsed[1]
-            await self._settle_prompt(prompt.chat_id, prompt.message_id, prompt.tool, parsed[1])
-
-    async def _settle_prompt(self, chat_id: int, message_id: int, tool: str, decision: str) -> None:
-        verb = {
-            "yes": "✅ Approved",
-            "no": "❌ Denied",
-            "always": "♾ Always allowed",
-            "timeout": "⌛ Nobody answered in time; denied",
-        }.get(decision, f"Answered ({decision})")
-        with contextlib.suppress(TelegramChannelError):
-            await self._require(self._sender).edit(
-                chat_id, message_id, render(f"{verb}: `{tool}`")[0]
-            )
+        await self._prompts.ask(parsed.chat_id, parsed.message_id, request)
 
     # ------------------------------------------------------------ pairing (REST, CLI)
 
@@ -661,8 +528,11 @@ class TelegramChannel:
             "You're approved! Send me a message to start.",
         )
         if item is not None:
-            self._outbox_wake.set()
+            self._require(self._outbound).wake()
         return request
+
+    async def _outbound_flush(self, item: OutboxItem) -> tuple[int, ...]:
+        return await self._require(self._outbound).flush(item)
 
     @staticmethod
     def _require(part: T | None) -> T:

@@ -9,6 +9,7 @@ is never overwritten); every download goes through ``api_base_url``.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import re
 from dataclasses import dataclass
@@ -18,9 +19,11 @@ import aiohttp
 from aiogram.methods import GetFile
 from aiogram.types import Message, PhotoSize
 
-from beamclaw_gateway.settings import TranscriptionSettings
+from beamclaw_gateway.settings import TelegramSettings, TranscriptionSettings
 from beamclaw_gateway.telegram.api import BotApi
 from beamclaw_gateway.telegram.errors import TelegramChannelError
+from beamclaw_gateway.telegram.updates import strip_mention
+from beamclaw_tools import ContentPart, ImagePart, TextPart
 
 INBOX = "telegram-files"
 """Directory, in the agent's workspace, documents sent on Telegram are saved to."""
@@ -125,3 +128,42 @@ async def transcribe(settings: TranscriptionSettings, data: bytes, filename: str
     if not isinstance(text, str) or not text.strip():
         raise MediaError("Transcription returned no text.")
     return text.strip()
+
+
+async def message_content(
+    api: BotApi,
+    message: Message,
+    settings: TelegramSettings,
+    *,
+    folder: Path,
+    bot_username: str | None,
+) -> str | tuple[ContentPart, ...] | None:
+    """What the model is sent for ``message``: its text, a photo as an image, a document's
+    place in the workspace (saved in ``folder``), a voice message's transcript; None for
+    a kind the channel does not take. :class:`MediaError` carries the reply when a file is
+    refused."""
+    cap = settings.max_file_bytes
+    caption = strip_mention(message.caption or "", bot_username)
+    if message.text is not None:
+        return strip_mention(message.text, bot_username) or message.text
+    if message.photo:
+        photo = largest_photo(message.photo, cap)
+        if photo is None:
+            raise MediaError(f"That photo is too large (the limit is {cap:,} bytes).")
+        media, data = image_part_data(await download(api, photo.file_id, photo.file_size, cap))
+        return (TextPart(text=caption or "(a photo)"), ImagePart(media_type=media, data=data))
+    if message.document is not None:
+        doc = message.document
+        data = await download(api, doc.file_id, doc.file_size, cap)
+        path = await asyncio.to_thread(save_document, folder, data, doc.file_name, message)
+        note = f"[The user sent a file, saved in the workspace as {INBOX}/{path.name}"
+        note += f" ({len(data):,} bytes, {doc.mime_type or 'unknown type'})]"
+        return f"{note}\n{caption}".strip()
+    audio = message.voice or message.audio
+    if audio is not None:
+        if settings.transcription.base_url is None:
+            raise MediaError(NO_TRANSCRIPTION)
+        data = await download(api, audio.file_id, audio.file_size, cap)
+        heard = await transcribe(settings.transcription, data, "voice.ogg")
+        return f"[voice message, transcribed]\n{heard}" + (f"\n{caption}" if caption else "")
+    return None
