@@ -46,14 +46,12 @@ class ChannelTurns:
     async def handle(self, inbound: Inbound) -> None:
         """Start ``inbound``'s turn; return once it is accepted (not when it ends)."""
         channel = inbound.channel
-        if inbound.message_id is not None and not self._seen.first_sighting(
-            (channel, inbound.message_id)
-        ):
-            logger.info("channel {}: message {} seen before", channel, inbound.message_id)
-            return
-
         adapter = self._channels.get(channel)
         watcher = adapter if isinstance(adapter, TurnWatcher) else None
+        key = (channel, inbound.message_id)
+        if inbound.message_id is not None and not self._seen.first_sighting(key):
+            logger.info("channel {}: message {} seen before", channel, inbound.message_id)
+            return
 
         async def on_event(event: TurnEvent) -> None:
             if watcher is not None:
@@ -71,15 +69,19 @@ class ChannelTurns:
             except ChannelError as exc:
                 logger.warning("channel {}: answer not delivered: {}", channel, exc)
 
-        await self._turns.start(
-            TurnRequest(
-                address=inbound.address,
-                content=inbound.content,
-                session_id=inbound.session_id,
-                approval_mode="wait",
-                source_message_id=inbound.message_id,
-                drafts=watcher is not None,
-            ),
-            on_event=on_event,
-            on_done=on_done,
-        )
+        try:
+            await self._turns.start(
+                TurnRequest(
+                    address=inbound.address,
+                    content=inbound.content,
+                    session_id=inbound.session_id,
+                    approval_mode="wait",
+                    source_message_id=inbound.message_id,
+                    drafts=watcher is not None,
+                ),
+                on_event=on_event,
+                on_done=on_done,
+            )
+        except BaseException:
+            self._seen.forget(key)  # it never started: a retry (a recovering adapter) runs it
+            raise

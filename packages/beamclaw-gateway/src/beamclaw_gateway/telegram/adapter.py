@@ -237,6 +237,7 @@ class TelegramChannel:
         task = asyncio.get_running_loop().create_task(work, name=name)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+        task.add_done_callback(_log_failure)
 
     # ------------------------------------------------------------ inbound
 
@@ -539,3 +540,10 @@ class TelegramChannel:
         if part is None:
             raise TelegramChannelError("the Telegram channel is not running")
         return part
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    """A background task that failed is logged (an update it held is taken up at the next
+    start: its row is not ``done``)."""
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        logger.opt(exception=exc).error("telegram: {} failed", task.get_name())
