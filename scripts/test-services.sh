@@ -7,6 +7,7 @@
 #
 # PostgreSQL runs as its own cluster on 127.0.0.1:55432 (trust auth, test-only data dir),
 # Redis on 127.0.0.1:56379 without persistence. Nothing listens beyond loopback.
+# Also installs what other tests need when missing: tmux, git, node/npm, chromium.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -43,6 +44,9 @@ ensure_packages() {
   command -v tmux >/dev/null || missing+=(tmux)
   command -v git >/dev/null || missing+=(git)
   command -v node >/dev/null || missing+=(nodejs npm)
+  # the web page's browser tests (tests/integration/test_web_ui.py) drive Debian's
+  # Chromium through Playwright; Playwright cannot download its own browsers here
+  command -v chromium >/dev/null || command -v chromium-browser >/dev/null || missing+=(chromium)
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 }
 

@@ -254,3 +254,27 @@ def test_only_the_one_fold_maps_a_turns_end_to_a_result() -> None:
         if pattern.search(path.read_text()) and str(path.relative_to(ROOT)) not in _FOLD_MODULES
     ]
     assert found == []
+
+
+#: The front-end abstractions the Conversation port replaced (issue 19), and where each lived.
+_REPLACED = ("ChatBackend", "ConversationBackend", "TurnRunner", "GatewayConversationBackend")
+
+
+def test_front_ends_share_one_conversation_port() -> None:
+    """Every front end reaches conversations through ``beamclaw_core.conversation``:
+    the four abstractions it replaced stay deleted, and no front end sends a turn
+    through ``Core.send`` behind the port's back."""
+    import re
+
+    defined = re.compile(r"^class (" + "|".join(_REPLACED) + r")\b", re.MULTILINE)
+    direct_send = re.compile(r"\bcore(\(\))?\.send\(")
+    front_ends = [
+        *ROOT.glob("packages/beamclaw-gateway/src/**/*.py"),
+        *ROOT.glob("packages/beamclaw-cli/src/**/*.py"),
+    ]
+    assert [
+        str(p.relative_to(ROOT))
+        for p in sorted(ROOT.glob("packages/*/src/**/*.py"))
+        if defined.search(p.read_text())
+    ] == []
+    assert [str(p.relative_to(ROOT)) for p in front_ends if direct_send.search(p.read_text())] == []

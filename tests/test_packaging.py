@@ -139,6 +139,9 @@ def test_wheels_carry_their_data(wheels: dict[str, Path]) -> None:
         if n.endswith("entry_points.txt")
     )
     assert "beamclaw = beamclaw_cli.app:run" in ep
+    gateway = zipfile.ZipFile(wheels["gateway"]).namelist()
+    for page_file in ("index.html", "app.js", "markdown.js", "style.css"):  # the web page
+        assert f"beamclaw_gateway/ui/static/{page_file}" in gateway
 
 
 @pytest.mark.slow

@@ -67,6 +67,7 @@ def loaded_heavy(argv: list[str] | None, home: Path, modules: tuple[str, ...] = 
         ["agent", "list"],
         ["config", "show"],
         ["mcp", "list", "--local"],
+        ["ui"],
     ],
     ids=lambda a: "import" if a is None else " ".join(a),
 )
@@ -76,7 +77,7 @@ def test_non_serving_commands_stay_light(argv: list[str] | None, beamclaw_home: 
 
 @pytest.mark.parametrize(
     "argv",
-    [None, ["--help"], ["version"], ["status"], ["agent", "list"], ["config", "show"]],
+    [None, ["--help"], ["version"], ["status"], ["agent", "list"], ["config", "show"], ["ui"]],
     ids=lambda a: "import" if a is None else " ".join(a),
 )
 def test_light_commands_skip_the_http_client(argv: list[str] | None, beamclaw_home: Path) -> None:

@@ -56,6 +56,7 @@ def test_serve_health_metrics_and_clean_ctrl_c(beamclaw_home: Path) -> None:
     assert first[0].startswith("config: packaged defaults"), out
     assert first[1].startswith("LLM provider: openrouter"), out
     assert "OPENROUTER_API_KEY is not set: run `beamclaw onboard`" in first[1]
+    assert f"Web page: http://127.0.0.1:{port}/ui/\n" in out  # no token configured: no hint
     assert (beamclaw_home / "beamclaw.db").exists()
     assert (beamclaw_home / "logs" / "beamclaw.jsonl").exists()
 

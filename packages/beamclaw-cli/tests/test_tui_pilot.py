@@ -15,8 +15,8 @@ from textual.pilot import Pilot
 
 from beamclaw_cli.tui.app import BeamclawTui, ChatInput
 from beamclaw_cli.tui.backend import history_path
+from beamclaw_cli.tui.chat import open_embedded
 from beamclaw_cli.tui.history import InputHistory
-from beamclaw_cli.tui.inprocess import InProcessBackend
 from beamclaw_cli.tui.transcript import StatusLine
 from beamclaw_core.testing import FakeOpenAIServer, FakeReply
 from beamclaw_gateway import load_config
@@ -45,8 +45,9 @@ async def test_pilot_queue_status_denied_approval_history_and_ctrl_d(beamclaw_ho
     async with FakeOpenAIServer(script) as server:
         write_config(beamclaw_home, server.base_url)
         cfg = load_config(None).settings
-        backend = InProcessBackend(cfg, agent="default", user_id="local:pilot", home=beamclaw_home)
-        await backend.start()
+        backend = await open_embedded(
+            cfg, agent="default", user_id="local:pilot", home=beamclaw_home
+        )
         try:
             history = InputHistory(history_path(beamclaw_home))
             status = StatusLine(agent="default", model="fake-model", backend=backend.description)
@@ -116,8 +117,9 @@ async def test_pilot_draws_each_token_as_it_arrives(beamclaw_home: Path) -> None
     async with FakeOpenAIServer([FakeReply(tokens=tokens, gate=gate)]) as server:
         write_config(beamclaw_home, server.base_url)
         cfg = load_config(None).settings
-        backend = InProcessBackend(cfg, agent="default", user_id="local:pilot", home=beamclaw_home)
-        await backend.start()
+        backend = await open_embedded(
+            cfg, agent="default", user_id="local:pilot", home=beamclaw_home
+        )
         try:
             status = StatusLine(agent="default", model="fake-model", backend=backend.description)
             app = BeamclawTui(backend, InputHistory(history_path(beamclaw_home)), status)

@@ -19,8 +19,9 @@ from beamclaw_core.channels import (
 )
 from beamclaw_core.loop import ApprovalRequested
 from beamclaw_core.sessions import SessionAddress
-from beamclaw_core.testing import CallTool, Reply, ScriptedProvider
+from beamclaw_core.testing import CallTool, ImageTool, Reply, ScriptedProvider, png_image
 from beamclaw_obs import ComponentHealth, HealthState
+from beamclaw_tools import ContentPart, ImagePart, TextPart
 
 from .conftest import live_gateway
 
@@ -36,8 +37,9 @@ class Inbox:
         self.outgoing: asyncio.Queue[Inbound] = asyncio.Queue()
         self.delivered: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
         self.asked: asyncio.Queue[ApprovalRequested] = asyncio.Queue()
+        self.attachments: list[tuple[ContentPart, ...]] = []
 
-    def send(self, chat: str, text: str, message_id: str) -> None:
+    def send(self, chat: str, text: str | tuple[ContentPart, ...], message_id: str) -> None:
         address = SessionAddress(f"inbox:{chat}", "default", self.name)
         self.outgoing.put_nowait(Inbound(self.name, address, text, chat, message_id))
 
@@ -49,6 +51,7 @@ class Inbox:
         if not target.isdigit():
             raise UnknownTargetError(self.name, target)
         self.delivered.put_nowait((target, out.text))
+        self.attachments.append(out.attachments)
         return Receipt(self.name, target, 1)
 
     async def ask_approval(self, target: str, request: ApprovalRequested) -> None:
@@ -106,3 +109,26 @@ async def test_a_channel_message_runs_a_turn_and_the_answer_goes_back() -> None:
     assert channels["status"] == "degraded"
     assert delivered.json() == {"delivered": 1} and pushed == ("42", "ping")
     assert wrong.status_code == 404 and wrong.json()["error"]["code"] == "unknown_target"
+
+
+async def test_a_channel_gets_the_images_of_the_turn_and_the_reason_a_bad_one_was_refused() -> None:
+    """Attachments both ways on a channel: the image a tool showed the model is delivered
+    with the answer; an image the person sends that the core refuses never becomes a
+    turn, and the person reads why on the same channel."""
+    image = png_image()
+    provider = ScriptedProvider([CallTool("screenshot", {}), Reply("Here it is.")])
+    inbox = Inbox()
+    async with live_gateway(provider) as gw:
+        assert gw.runtime.system is not None
+        gw.runtime.system.tools.register(ImageTool(parts=(image,)))
+        gw.app.state.services.channels.register(inbox)
+        inbox.send("7", "show me", "m-1")
+        answer = await asyncio.wait_for(inbox.delivered.get(), 10)
+        mislabelled = ImagePart(media_type="image/jpeg", data=image.data)
+        inbox.send("7", (TextPart(text="and this?"), mislabelled), "m-2")
+        refusal = await asyncio.wait_for(inbox.delivered.get(), 10)
+    assert answer == ("7", "Here it is.")
+    assert inbox.attachments[0] == (image,)
+    assert refusal[0] == "7"
+    assert refusal[1].startswith("Not sent: ") and "is a image/png image" in refusal[1]
+    assert len(provider.calls) == 2, "the refused message ran no turn"

@@ -20,7 +20,6 @@ def _load(home: Path, text: str) -> None:
     ("text", "expected"),
     [
         ("[sandbox]\nenabled = true\n", "sandbox.enabled = true: the Docker sandbox"),
-        ("[scheduler]\nenabled = true\n", "scheduler.enabled = true: the scheduler"),
         (
             "[gateway.channels.tui]\nenabled = false\n",
             "gateway.channels.tui.enabled = false: turning the TUI channel off",
@@ -38,8 +37,8 @@ def test_a_key_nothing_reads_is_refused(beamclaw_home: Path, text: str, expected
 def test_an_environment_override_is_refused_too(
     beamclaw_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("BEAMCLAW_SCHEDULER__ENABLED", "true")
-    with pytest.raises(ConfigError, match=r"scheduler\.enabled = true"):
+    monkeypatch.setenv("BEAMCLAW_SANDBOX__ENABLED", "true")
+    with pytest.raises(ConfigError, match=r"sandbox\.enabled = true"):
         load_config()
 
 
@@ -52,3 +51,8 @@ def test_the_defaults_written_out_still_load(beamclaw_home: Path) -> None:
     loaded = load_config()
     assert loaded.settings.scheduler.enabled is False
     assert loaded.settings.sandbox.enabled is False
+
+
+def test_the_scheduler_is_available(beamclaw_home: Path) -> None:
+    _load(beamclaw_home, "[scheduler]\nenabled = true\n[scheduler.heartbeat]\nevery_seconds = 60\n")
+    assert load_config().settings.scheduler.heartbeat.every_seconds == 60

@@ -55,3 +55,36 @@ async def test_the_api_and_a_websocket_of_one_person_share_a_history() -> None:
     ]
     assert unlinked.status_code == 200 and unlinked.json()["person"] == "ann"
     assert again.status_code == 404 and again.json()["error"]["code"] == "account_not_linked"
+
+
+async def test_without_a_user_the_api_the_socket_and_the_tui_are_the_owner() -> None:
+    """A personal gateway's own person needs no links: a /v1 request and a /ws message
+    that name no user speak as the TUI on this machine does (``local:<login>``), so the
+    three share one history (``session_sharing = "shared"``)."""
+    from beamclaw_core.conversation import TurnRequest
+    from beamclaw_core.sessions import SessionAddress
+    from beamclaw_core.store.ids import local_user_id
+
+    provider = ScriptedProvider([Reply("one"), Reply("two"), Reply("three")])
+    async with live_gateway(provider) as gw, httpx.AsyncClient(base_url=gw.base_url) as c:
+        api = await c.post("/v1/chat/completions", json=CHAT)
+        async with websockets.connect(gw.ws_url) as ws:
+            await ws.recv()
+            await ws.send(json.dumps({"type": "message", "text": "over the socket"}))
+            frames: list[dict[str, Any]] = []
+            while not frames or frames[-1]["type"] != "turn_done":
+                frames.append(json.loads(await asyncio.wait_for(ws.recv(), 10)))
+        conversation = gw.app.state.services.conversation
+        tui = TurnRequest(SessionAddress(local_user_id(), "default", "tui"), "from the TUI")
+        await (await conversation.send(tui)).result()
+        session_id = conversation.session_id(tui)
+        detail = (await c.get(f"/api/sessions/{session_id}")).json()
+    assert api.headers["x-session-id"] == frames[0]["session_id"] == session_id
+    assert [m["content"] for m in detail["messages"]] == [
+        "over the API",
+        "one",
+        "over the socket",
+        "two",
+        "from the TUI",
+        "three",
+    ]

@@ -205,7 +205,8 @@ async def test_slow_consumer_is_disconnected_without_blocking_the_producer() -> 
 async def test_user_ids_keep_their_channel_prefix(user: str) -> None:
     from beamclaw_gateway.ws import ws_user_id
 
-    assert ws_user_id(user) == ("local:ann" if ":" in user else "ws:ann")
+    assert ws_user_id(user, "local:owner") == ("local:ann" if ":" in user else "ws:ann")
+    assert ws_user_id(None, "local:owner") == "local:owner"
 
 
 async def test_a_disconnected_websocket_leaves_no_subscriber() -> None:

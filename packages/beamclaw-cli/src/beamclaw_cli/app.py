@@ -33,6 +33,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "identity",
     "pair",
     "skills",
+    "ui",
+    "scheduler",
 )
 
 app = typer.Typer(

@@ -17,10 +17,12 @@ if TYPE_CHECKING:
     from beamclaw_core.agent_settings import (
         AgentProfile,
         AgentSettings,
+        HeartbeatSettings,
         agent_profile,
         unknown_agent_providers,
     )
     from beamclaw_core.api import Core
+    from beamclaw_core.attachments import AttachmentError, ImageLimits, check_image, check_images
     from beamclaw_core.errors import BeamclawCoreError
     from beamclaw_core.identities import (
         Identities,
@@ -74,6 +76,7 @@ if TYPE_CHECKING:
     from beamclaw_core.sessions.prompts import StaticPrompt, WorkspacePrompt
     from beamclaw_core.settings import (
         AgenticLoopSettings,
+        AttachmentSettings,
         CoreSettings,
         MaintenanceSettings,
         QueueSettings,
@@ -113,10 +116,17 @@ else:
             "beamclaw_core.agent_settings": (
                 "AgentProfile",
                 "AgentSettings",
+                "HeartbeatSettings",
                 "agent_profile",
                 "unknown_agent_providers",
             ),
             "beamclaw_core.api": ("Core",),
+            "beamclaw_core.attachments": (
+                "AttachmentError",
+                "ImageLimits",
+                "check_image",
+                "check_images",
+            ),
             "beamclaw_core.errors": ("BeamclawCoreError",),
             "beamclaw_core.loop": (
                 "Accepted",
@@ -163,6 +173,7 @@ else:
             "beamclaw_core.sessions.prompts": ("StaticPrompt", "WorkspacePrompt"),
             "beamclaw_core.settings": (
                 "AgenticLoopSettings",
+                "AttachmentSettings",
                 "CoreSettings",
                 "MaintenanceSettings",
                 "QueueSettings",
@@ -202,6 +213,8 @@ __all__ = [
     "AgenticLoopSettings",
     "ApprovalRequested",
     "ApprovalResolved",
+    "AttachmentError",
+    "AttachmentSettings",
     "BeamclawCoreError",
     "Cancelled",
     "Compacted",
@@ -213,11 +226,13 @@ __all__ = [
     "Dropped",
     "ErrorKind",
     "FailoverProvider",
+    "HeartbeatSettings",
     "Identities",
     "IdentityConflictError",
     "IdentityError",
     "IdentityLink",
     "IllegalTransition",
+    "ImageLimits",
     "InvalidAgentNameError",
     "LimitReached",
     "MaintenanceSettings",
@@ -258,6 +273,8 @@ __all__ = [
     "build_provider",
     "build_provider_chain",
     "build_system_prompt",
+    "check_image",
+    "check_images",
     "context_breakdown",
     "create_agent",
     "delete_agent",

@@ -9,13 +9,59 @@ resolves exactly to the ``[core]`` defaults (``default_provider``, that provider
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from pydantic import Field, field_validator
+
 from beamclaw_core.settings import CoreSettings
 from beamclaw_obs import Section
 from beamclaw_tools import Autonomy
+
+HOURS_PATTERN = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)-([01]\d|2[0-3]):([0-5]\d)$")
+"""``HH:MM-HH:MM`` (24 h clock); the end may be before the start (the window wraps)."""
+
+
+class HeartbeatSettings(Section):
+    """``[scheduler.heartbeat]``, and per agent ``[agents.<id>.heartbeat]`` (a key set
+    there replaces the ``[scheduler.heartbeat]`` one for that agent): the agent's own
+    periodic check-in, which costs nothing while ``HEARTBEAT.md`` lists no task."""
+
+    enabled: bool = True
+    """Beat at all (with ``[scheduler] enabled``); an idle beat makes no LLM call."""
+    every_seconds: int = Field(default=1800, ge=1)
+    """Seconds between beats."""
+    active_hours: str | None = None
+    """``"08:00-22:00"``: beat only inside this window of the person's local time
+    (``[core] timezone``, else USER.md); ``"22:00-06:00"`` wraps past midnight. Unset:
+    all day."""
+    deliver_to: str = "silent"
+    """Where an answer that is not ``HEARTBEAT_OK`` goes: ``telegram:<chat>``,
+    ``webhook:<name>``, ``ws:<session>`` or ``silent`` (kept in the heartbeat session's
+    history only)."""
+    daily_cost_cap_usd: float | None = Field(default=None, ge=0)
+    """Background spend (heartbeats and jobs of the agent, counted apart from people's
+    turns) after which no more beats run that day (person's local day). None: no cap."""
+    daily_token_cap: int | None = Field(default=None, ge=0)
+    """Background tokens after which no more beats run that day. None: no cap."""
+    max_failures: int = Field(default=2, ge=1)
+    """Consecutive failed beats after which heartbeats pause until the gateway restarts
+    or the person resumes them."""
+
+    @field_validator("active_hours")
+    @classmethod
+    def _hours(cls, value: str | None) -> str | None:
+        if value is not None and not HOURS_PATTERN.match(value):
+            raise ValueError(f"active_hours is HH:MM-HH:MM, got {value!r}")
+        return value
+
+    def overridden_by(self, own: HeartbeatSettings | None) -> HeartbeatSettings:
+        """These settings with every key ``own`` sets explicitly replaced."""
+        if own is None:
+            return self
+        return self.model_copy(update={k: getattr(own, k) for k in own.model_fields_set})
 
 
 class AgentSettings(Section):
@@ -32,6 +78,8 @@ class AgentSettings(Section):
     or ``wait`` for an answer from another front end (``/api/approvals``, ``/ws``, the
     TUI) until ``approval_timeout_seconds``; None = ``[gateway.api] approval_mode``. The
     request's ``X-Approval-Mode`` header beats both."""
+    heartbeat: HeartbeatSettings | None = None
+    """This agent's heartbeat keys over ``[scheduler.heartbeat]`` (see there)."""
 
 
 @dataclass(frozen=True)

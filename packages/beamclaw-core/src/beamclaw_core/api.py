@@ -26,13 +26,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Hashable, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from dataclasses import replace
 
 from loguru import logger
 
 from beamclaw_core.agent_settings import AgentSettings
 from beamclaw_core.approvals import AlwaysGrant
+from beamclaw_core.attachments import check_images
+from beamclaw_core.conversation.port import AnswerOutcome, PendingApprovalInfo
 from beamclaw_core.identities import Identities
 from beamclaw_core.loop import effects as fx
 from beamclaw_core.loop.inputs import Decision, SubAgentResult
@@ -59,21 +60,6 @@ STOP_INDEXING_SECONDS = 10.0
 """How long :meth:`Core.stop` waits for background transcript indexing."""
 STOP_HOOKS_SECONDS = 10.0
 """How long :meth:`Core.stop` waits for session-end hooks of the shutdown."""
-
-
-AnswerOutcome = Literal["answered", "already_answered", "unknown"]
-"""What :meth:`Core.answer_approval_by_id` did."""
-
-
-@dataclass(frozen=True, slots=True)
-class PendingApprovalInfo:
-    """A tool call waiting for a decision (:meth:`Core.pending_approvals`)."""
-
-    session_id: str
-    request_id: str
-    agent_id: str
-    tool: str
-    args: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
 class Core:
@@ -271,6 +257,7 @@ class Core:
         source_message_id: str | None = None,
         session_id: str | None = None,
         drafts: bool = True,
+        scheduled: bool = False,
     ) -> TurnHandle:
         """Send a message (or an in-chat command) and get the handle of its turn.
 
@@ -281,7 +268,15 @@ class Core:
         drafts. Each LLM call of a turn streams while any subscriber of the session
         (a handle or :meth:`subscribe`) wants drafts; when none does it is one
         non-streaming request, which costs less to make and to read.
+
+        ``scheduled``: the scheduler sends it (a job, a heartbeat), not a person; in
+        ``collect`` mode it is never merged with queued messages of people.
+
+        Raises:
+            AttachmentError: an image of ``content`` breaks ``[core.attachments]``
+                (nothing was queued; a front end answers its sender with a 4xx).
         """
+        content = check_images(content, self._rt.settings.attachments.limits())
         lane = await self._lane(self.person(address), session_id=session_id, pin=True)
         try:
             self._ensure_running(lane)
@@ -290,6 +285,7 @@ class Core:
                 source_message_id=source_message_id,
                 channel=address.channel,
                 drafts=drafts,
+                scheduled=scheduled,
             )
         finally:
             self._usage.unpin(lane.id)

@@ -11,9 +11,22 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 from beamclaw_tools.types import ContentPart, ImagePart, TextPart, ToolCall
+
+TOOL_IMAGES = "tool_images"
+"""``meta`` key of the user message that shows a block of tool results' images to the
+model (its value: the tool call ids). Built per request by
+:class:`~beamclaw_core.loop.history.HistoryRepair`, never stored."""
 
 
 class Role(enum.StrEnum):
@@ -55,7 +68,9 @@ class Usage(BaseModel):
 class Message(BaseModel):
     """One message of a conversation.
 
-    ``content`` is text, or a tuple of parts for multimodal user messages.
+    ``content`` is text, or a tuple of parts: a person's message with images, or a tool
+    result with the images its tool returned (text first, then the images; checked by
+    :mod:`beamclaw_core.attachments`). Stored as it is: the images survive a restart.
     ``model`` records which model produced an assistant message (failover audit).
     """
 
@@ -73,6 +88,31 @@ class Message(BaseModel):
     """For tool messages: the tool failed (or was denied, cancelled, interrupted)."""
     meta: dict[str, Any] = Field(default_factory=dict)
 
+    @field_validator("content", mode="before")
+    @classmethod
+    def _tag_parts(cls, value: Any) -> Any:
+        """Parts stored without their ``type`` (``exclude_defaults`` dropped it before
+        :meth:`_dump_tagged` kept it) are told apart by their fields."""
+        if not isinstance(value, list):
+            return value
+        parts: list[Any] = value
+        return [
+            {**p, "type": "image" if "media_type" in p else "text"}
+            if isinstance(p, dict) and "type" not in p
+            else p
+            for p in parts
+        ]
+
+    @model_serializer(mode="wrap")
+    def _dump_tagged(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict[str, Any]:
+        """Parts keep their ``type`` whatever the dump excludes (it tells them apart)."""
+        data: dict[str, Any] = handler(self)
+        if not isinstance(self.content, str) and "content" in data:
+            data["content"] = [p.model_dump(mode=info.mode) for p in self.content]
+        return data
+
     @property
     def text(self) -> str:
         """The message's text (image parts omitted)."""
@@ -85,6 +125,11 @@ class Message(BaseModel):
         if isinstance(self.content, str):
             return ()
         return tuple(p for p in self.content if isinstance(p, ImagePart))
+
+    @property
+    def shows_tool_images(self) -> bool:
+        """This is the user message showing tool results' images (see :data:`TOOL_IMAGES`)."""
+        return TOOL_IMAGES in self.meta
 
     @classmethod
     def system(cls, text: str, **kw: Any) -> Message:
@@ -100,7 +145,13 @@ class Message(BaseModel):
 
     @classmethod
     def tool(
-        cls, tool_call_id: str, name: str, content: str, *, is_error: bool = False, **kw: Any
+        cls,
+        tool_call_id: str,
+        name: str,
+        content: str | tuple[ContentPart, ...],
+        *,
+        is_error: bool = False,
+        **kw: Any,
     ) -> Message:
         return cls(
             role=Role.TOOL,

@@ -7,6 +7,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
+from beamclaw_core.attachments import DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_IMAGES, ImageLimits
 from beamclaw_core.providers.settings import ProviderSettings
 from beamclaw_obs import Secret, Section
 from beamclaw_tools import Autonomy
@@ -112,6 +113,33 @@ class RestartSettings(Section):
     backoff_seconds: float = Field(default=0.1, ge=0)
 
 
+ImageType = Literal["image/png", "image/jpeg", "image/gif", "image/webp"]
+
+
+class AttachmentSettings(Section):
+    """``[core.attachments]``: images people send and tools return (docs/loop.md).
+
+    One check for both directions: a front end refuses a message that breaks these
+    limits (a 4xx naming the limit); a tool's image that breaks them is replaced by a
+    note the model reads."""
+
+    max_image_bytes: int = Field(default=DEFAULT_MAX_IMAGE_BYTES, ge=1)
+    """Largest image accepted, decoded (default 5 MB)."""
+    max_images_per_message: int = Field(default=DEFAULT_MAX_IMAGES, ge=0)
+    """Most images in one message (a person's, or one tool result); 0 refuses images."""
+    image_types: list[ImageType] = Field(
+        default_factory=lambda: ["image/png", "image/jpeg", "image/gif", "image/webp"]
+    )
+    """Media types accepted (the data must really be of its declared type)."""
+
+    def limits(self) -> ImageLimits:
+        return ImageLimits(
+            max_bytes=self.max_image_bytes,
+            max_per_message=self.max_images_per_message,
+            media_types=frozenset(self.image_types),
+        )
+
+
 class CoreSettings(Section):
     """``[core]``: providers, agents, sessions and the agentic loop."""
 
@@ -143,6 +171,7 @@ class CoreSettings(Section):
     reset: SessionResetSettings = Field(default_factory=SessionResetSettings)
     maintenance: MaintenanceSettings = Field(default_factory=MaintenanceSettings)
     restart: RestartSettings = Field(default_factory=RestartSettings)
+    attachments: AttachmentSettings = Field(default_factory=AttachmentSettings)
     daily_cost_budget_usd: float | None = Field(default=None, ge=0)
     """Per agent, per local day; reaching it ends turns with a message. None = no budget."""
 

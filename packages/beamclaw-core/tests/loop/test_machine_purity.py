@@ -43,6 +43,7 @@ ALLOWED_INTERNAL = {f"beamclaw_core.loop.{m}" for m in PURE_MODULES} | {
     "beamclaw_core.messages",
     "beamclaw_core.kinds",
     "beamclaw_core.errors",
+    "beamclaw_core.attachments",  # pure too: the import-linter contract follows it
 }
 
 

@@ -1,7 +1,8 @@
 """TurnRequestBuilder: one builder for every request, and each request a valid history.
 
 Histories are drawn by hypothesis — user messages, assistant tool calls, tool results
-(answered, orphaned, duplicated, out of order, never answered), compaction summaries
+(answered, orphaned, duplicated, out of order, never answered, with images or
+without), compaction summaries
 whose first kept message falls anywhere (between a call and its results too) and
 resets — written to a real store, whose view is the window a request is built from.
 """
@@ -20,14 +21,15 @@ from beamclaw_core.compaction import FLUSH_INSTRUCTIONS, Compactor
 from beamclaw_core.loop.history import HistoryRepair, history_problems
 from beamclaw_core.loop.request import SUMMARY_PREFIX, TurnRequestBuilder
 from beamclaw_core.loop.states import Idle
-from beamclaw_core.messages import Message, Role
+from beamclaw_core.messages import TOOL_IMAGES, Message, Role
 from beamclaw_core.store import RESET, SUMMARY, ConversationStore, View
 from beamclaw_core.subagents import SPAWN_AGENTS
-from beamclaw_core.testing import EchoTool, Reply, ScriptedProvider
+from beamclaw_core.testing import EchoTool, Reply, ScriptedProvider, png_image
 from beamclaw_memory import Database
-from beamclaw_tools import ToolCall
+from beamclaw_tools import TextPart, ToolCall
 
 CALL_IDS = st.sampled_from(["a", "b", "c", "d"])
+IMAGE = png_image()
 SYSTEM = (
     Message.system("You are a test agent.", meta={"kind": "preamble"}),
     Message.system("## USER.md\n\nAnn", meta={"kind": "bootstrap"}),
@@ -51,13 +53,17 @@ def assistant_calls(ids: list[str]) -> Message:
 
 @st.composite
 def messages(draw: st.DrawFn) -> Message:
-    kind = draw(st.sampled_from(["user", "assistant", "calls", "calls", "result", "result"]))
+    kind = draw(
+        st.sampled_from(["user", "assistant", "calls", "calls", "result", "result", "imaged"])
+    )
     if kind == "user":
         return Message.user("u")
     if kind == "assistant":
         return Message.assistant("a")
     if kind == "calls":
         return assistant_calls(draw(st.lists(CALL_IDS, min_size=1, max_size=3)))
+    if kind == "imaged":
+        return Message.tool(draw(CALL_IDS), "t", (TextPart(text="r"), IMAGE))
     return Message.tool(draw(CALL_IDS), "t", "r")
 
 
@@ -106,16 +112,27 @@ def incremental_history(view: View, cuts: list[int]) -> list[Message]:
 
 
 def assert_pairs_hold(messages: list[Message]) -> None:
-    """Every assistant tool call followed by exactly its results; no result without one."""
+    """Every assistant tool call followed by exactly its results; no result without one;
+    the images of a block of results shown right after the whole block, once."""
     assert history_problems(messages) == []
     expected: list[str] = []
-    for m in messages:
+    block: list[Message] = []
+    for i, m in enumerate(messages):
         if m.role is Role.TOOL:
             assert expected and m.tool_call_id == expected.pop(0)
+            block.append(m)
             continue
         assert not expected
+        imaged = [r for r in block if r.images]
+        if m.shows_tool_images:
+            assert imaged and m.meta[TOOL_IMAGES] == [r.tool_call_id for r in imaged]
+            assert m.images == tuple(image for r in imaged for image in r.images)
+        else:
+            assert not imaged, f"#{i}: the images of {imaged} are not shown"
+        block = []
         expected = [c.id for c in m.tool_calls]
     assert not expected
+    assert not [r for r in block if r.images], "the last block's images are not shown"
 
 
 @pytest.fixture

@@ -11,10 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from beamclaw_core.attachments import as_text_only
 from beamclaw_core.loop.history import HistoryRepair, repair_history
 from beamclaw_core.messages import Message
 from beamclaw_core.providers.anthropic_fold import AnthropicRequests
 from beamclaw_core.providers.anthropic_wire import (
+    anthropic_text_turn_memo,
     anthropic_turn,
     anthropic_turn_memo,
     system_blocks,
@@ -24,6 +26,7 @@ from beamclaw_core.providers.memo import MessageMemo
 from beamclaw_core.providers.openai_wire import (
     openai_message_memo,
     openai_messages,
+    openai_text_messages,
     to_openai_message,
 )
 from beamclaw_core.providers.request_fold import JoinedEncodings, TokenTotals
@@ -33,6 +36,7 @@ from beamclaw_core.providers.tokens import (
     estimate_prompt_tokens,
     message_tokens_memo,
 )
+from beamclaw_core.testing import png_image
 from beamclaw_tools import ImagePart, TextPart, ToolCall
 
 _ids = st.sampled_from(["c1", "c2", "c3", "c4"])
@@ -68,6 +72,12 @@ _message = st.one_of(
         meta=st.just({}) | st.just({"reasoning_signature": "sig"}),
     ),
     st.builds(Message.tool, _ids, st.sampled_from(["echo", "read"]), _text, is_error=st.booleans()),
+    st.builds(
+        Message.tool,
+        _ids,
+        st.just("shot"),
+        st.tuples(st.builds(TextPart, text=_text), st.just(png_image())),
+    ),
 )
 _histories = st.lists(_message, max_size=14)
 
@@ -94,6 +104,13 @@ def test_memoised_forms_equal_fresh_ones_byte_for_byte(history: list[Message]) -
             count_message_tokens(m) for m in history
         ]
         assert estimate_prompt_tokens(history) == sum(count_message_tokens(m) for m in history)
+        sightless = [as_text_only(m) for m in history]
+        assert orjson.dumps({"messages": openai_text_messages.array(history)}) == orjson.dumps(
+            {"messages": [to_openai_message(m) for m in sightless]}
+        )
+        assert _dumps(to_anthropic_messages(history, turn_of=anthropic_text_turn_memo)) == _dumps(
+            to_anthropic_messages(sightless, turn_of=anthropic_turn)
+        )
     # building a request never alters the shared forms it was built from
     assert [anthropic_turn_memo(m) for m in history] == [anthropic_turn(m) for m in history]
 
@@ -244,3 +261,26 @@ def test_a_run_whose_growth_failed_is_dropped_not_reused_half_grown() -> None:
     request = [*history, Message.user("c")]
     expected = orjson.dumps([to_openai_message(m) for m in request])
     assert orjson.dumps(arrays.array(request)) == expected
+
+
+def test_a_request_after_a_tool_image_block_continues_the_one_before_it() -> None:
+    """The message showing a block's images is one object from the request that ends
+    with the block to every later one, so the fold continues across it."""
+    call = ToolCall(id="c1", name="shot")
+    history = [
+        Message.user("look"),
+        Message.assistant("", (call,)),
+        Message.tool("c1", "shot", (TextPart(text="done"), png_image())),
+    ]
+    repair = HistoryRepair()
+    first = repair.feed(history).result()
+    assert first[-1].shows_tool_images
+    assert repair.result()[-1] is first[-1]  # asked again: the same message
+    arrays = JoinedEncodings(openai_message_memo)
+    arrays.array([Message.system("prompt"), *first])
+    before = arrays.stats()
+    later = repair.feed([Message.assistant("a red pixel"), Message.user("and now?")]).result()
+    assert later[3] is first[3]
+    arrays.array([Message.system("prompt, rebuilt"), *later])
+    after = arrays.stats()
+    assert (after.mapped - before.mapped, after.reused - before.reused) == (3, 4)

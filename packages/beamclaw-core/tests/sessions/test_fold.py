@@ -14,12 +14,14 @@ from beamclaw_core.loop import (
     LimitReached,
     Retrying,
     TextChunk,
+    ToolFinished,
     TurnDone,
     TurnError,
     TurnEvent,
 )
 from beamclaw_core.messages import Usage
 from beamclaw_core.sessions import TurnFold, TurnResult
+from beamclaw_core.testing import png_image
 
 S, T = "s", "t"
 
@@ -97,3 +99,18 @@ def test_the_draft_is_what_the_current_attempt_streamed(attempts: list[list[str]
         for chunk in chunks:
             fold.feed(TextChunk(S, T, text=chunk))
     assert fold.draft == "".join(attempts[-1])
+
+
+@pytest.mark.parametrize(
+    ("terminal", "delivered"),
+    [(TurnDone(S, T, text="here"), 2), (TurnError(S, T, kind="network"), 0)],
+)
+def test_a_completed_turn_carries_the_images_its_tools_returned(
+    terminal: TurnEvent, delivered: int
+) -> None:
+    fold = TurnFold(S, T)
+    first, second = png_image(), png_image(10)
+    fold.feed(ToolFinished(S, T, call_id="a", tool="shot", images=(first,)))
+    fold.feed(ToolFinished(S, T, call_id="b", tool="echo"))
+    fold.feed(ToolFinished(S, T, call_id="c", tool="shot", images=(second,)))
+    assert fold.end(terminal).images == (first, second)[:delivered]

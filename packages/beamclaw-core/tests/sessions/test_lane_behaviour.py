@@ -152,6 +152,26 @@ async def test_collect_queue_merges_into_one_turn(make_core: Callable[..., Any])
     assert "m2\n---\nm3" in users[1]
 
 
+async def test_collect_never_merges_a_scheduled_run(make_core: Callable[..., Any]) -> None:
+    slow = EchoTool("slow", delay=0.2)
+    provider = ScriptedProvider(
+        [CallTool("slow", {"text": "1"}), Reply("one"), Reply("job"), Reply("people")]
+    )
+    core: Core = make_core(provider, slow, settings=with_queue("collect"))
+    await core.start(maintenance=False)
+    first = await core.send(ADDR, "m1")
+    await slow.started.wait()
+    job = await core.send(ADDR, "scheduled prompt", scheduled=True)
+    second = await core.send(ADDR, "m2")
+    third = await core.send(ADDR, "m3")
+    assert await first.text() == "one"
+    assert await job.text() == "job", "the scheduled run is a turn of its own, first in line"
+    assert await second.text() == "people" and await third.text() == "people"
+    users = [m.text for m in await core.history(first.session_id) if m.role.value == "user"]
+    assert users[1] == "scheduled prompt"
+    assert "m2\n---\nm3" in users[2]
+
+
 async def test_queue_cap_drops_oldest_and_tells_sender(make_core: Callable[..., Any]) -> None:
     settings = with_queue("followup")
     settings = settings.model_copy(update={"queue": settings.queue.model_copy(update={"cap": 1})})

@@ -56,14 +56,14 @@ class Lane:
             self.last_arrival,
         )
 
-    def message(self) -> None:
+    def message(self, scheduled: bool = False) -> None:
         run_id = f"r{len(self.sent)}"
         self.sent.append(run_id)
         before = self.state()
         decision = arrive(before, Arrival(run_id))
         if isinstance(decision, HandOver):
             assert not before.turn_running and not before.queued, "hand-over only when idle"
-            self.queued.append(Waiting(run_id, behind=False))
+            self.queued.append(Waiting(run_id, behind=False, scheduled=scheduled))
         else:
             assert isinstance(decision, Enqueue), "a message is never a command"
             assert before.busy, "queued only behind a turn or other runs"
@@ -73,10 +73,13 @@ class Lane:
             assert decision.interrupt == (self.mode == "interrupt" and before.turn_running)
             del self.queued[: len(decision.dropped)]
             self.dropped += decision.dropped
-            self.queued.append(Waiting(run_id, behind=True))
+            self.queued.append(Waiting(run_id, behind=True, scheduled=scheduled))
             assert decision.position == len(self.queued)
         self.last_arrival = self.now
         assert len(self.queued) <= self.cap, "never more than cap queued"
+
+    def scheduled(self) -> None:
+        self.message(scheduled=True)
 
     def command(self) -> None:
         before = self.state()
@@ -98,8 +101,17 @@ class Lane:
         else:
             assert isinstance(decision, Take)
             ids = [w.run_id for w in self.queued]
+            kinds = {w.run_id: w.scheduled for w in self.queued}
             expected = ids if self.mode == "collect" else ids[:1]
+            if self.mode == "collect" and kinds[ids[0]]:
+                expected = ids[:1]
+            elif self.mode == "collect":
+                expected = ids[: next((n for n, i in enumerate(ids) if kinds[i]), len(ids))]
             assert list(decision.run_ids) == expected, "collect takes all; otherwise the first"
+            taken_kinds = {kinds[i] for i in decision.run_ids}
+            assert len(decision.run_ids) == 1 or taken_kinds == {False}, (
+                "a scheduled run is never merged with another"
+            )
             del self.queued[: len(decision.run_ids)]
             self.taken += decision.run_ids
             self.turn_running = True
@@ -124,7 +136,9 @@ class Lane:
             assert part == sorted(part, key=order.__getitem__), "FIFO: arrival order kept"
 
 
-STEPS = st.sampled_from(["message", "message", "command", "worker", "turn_ends", "stop", "wait"])
+STEPS = st.sampled_from(
+    ["message", "message", "scheduled", "command", "worker", "turn_ends", "stop", "wait"]
+)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -183,3 +197,15 @@ def test_a_debounce_waits_out_the_window_from_the_newest_arrival() -> None:
     assert take(state, 11.0) == Take(("a", "b"))
     handed_over = QueueState((Waiting("a", behind=False),), mode="collect", debounce=1.0)
     assert take(handed_over, 0.0) == Take(("a",)), "a run handed to an idle lane waits for none"
+
+
+def test_collect_never_merges_a_scheduled_run_into_peoples_messages() -> None:
+    people_then_job = QueueState(
+        (Waiting("a", True), Waiting("b", True), Waiting("job", True, scheduled=True)),
+        mode="collect",
+    )
+    assert take(people_then_job, 0.0) == Take(("a", "b"))
+    job_first = QueueState(
+        (Waiting("job", True, scheduled=True), Waiting("a", True)), mode="collect", debounce=5.0
+    )
+    assert take(job_first, 0.0) == Take(("job",)), "taken alone, and at once"

@@ -12,8 +12,9 @@ from beamclaw_core.loop.states import AwaitingLlm, Idle, Turn
 from beamclaw_core.messages import Message, Usage
 from beamclaw_core.store import RESET, SUMMARY, ConversationStore, derive_session_id
 from beamclaw_core.store.tables import metadata
+from beamclaw_core.testing import png_image
 from beamclaw_memory import Database, Unit
-from beamclaw_tools import ToolCall
+from beamclaw_tools import TextPart, ToolCall
 
 
 @pytest.fixture
@@ -81,6 +82,25 @@ async def test_commit_appends_and_restores_state(store: ConversationStore) -> No
     assert [r.message.text for r in rows if r.message] == ["hi", "yo", "more"]
     assert await store.cost_since("a", 0.0) == 0.5
     assert await store.busy() == []
+
+
+async def test_messages_with_images_read_back_as_they_were_written(
+    store: ConversationStore,
+) -> None:
+    """A person's image and a tool's image are stored with their messages; rows written
+    before parts kept their ``type`` tag read back by their fields."""
+    await store.ensure("c", agent_id="a", user_id="u", channel="tui", now=1.0)
+    call = ToolCall(id="c1", name="shot")
+    written = [
+        Message.user((TextPart(text="see"), png_image())),
+        Message.assistant("", (call,)),
+        Message.tool("c1", "shot", (TextPart(text="done"), png_image(40))),
+    ]
+    await store.commit("c", Idle(), written, now=2.0)
+    assert (await store.view("c")).messages == written
+    untagged = {"role": "user", "content": [{"text": "old"}, png_image().model_dump()]}
+    del untagged["content"][1]["type"]
+    assert Message.model_validate(untagged).content == (TextPart(text="old"), png_image())
 
 
 async def test_view_follows_summary_and_reset_markers(store: ConversationStore) -> None:

@@ -17,8 +17,7 @@ if TYPE_CHECKING:
         GatewayNotStartedError,
         PortInUseError,
     )
-    from beamclaw_gateway.mcp_backend import CoreConversationBackend
-    from beamclaw_gateway.mcp_serve import run_mcp_server, serve_backend
+    from beamclaw_gateway.mcp_serve import run_mcp_server, serve_conversation
     from beamclaw_gateway.ratelimit import RateDecision, RateLimiter
     from beamclaw_gateway.runtime import GatewayRuntime
     from beamclaw_gateway.server import check_bind_policy, is_loopback, serve
@@ -45,8 +44,7 @@ else:
                 "GatewayNotStartedError",
                 "PortInUseError",
             ),
-            "beamclaw_gateway.mcp_backend": ("CoreConversationBackend",),
-            "beamclaw_gateway.mcp_serve": ("run_mcp_server", "serve_backend"),
+            "beamclaw_gateway.mcp_serve": ("run_mcp_server", "serve_conversation"),
             "beamclaw_gateway.ratelimit": ("RateDecision", "RateLimiter"),
             "beamclaw_gateway.runtime": ("GatewayRuntime",),
             "beamclaw_gateway.server": ("check_bind_policy", "is_loopback", "serve"),
@@ -69,7 +67,6 @@ __all__ = [
     "ApiSettings",
     "BeamclawConfig",
     "BeamclawGatewayError",
-    "CoreConversationBackend",
     "GatewayConfigError",
     "GatewayNotStartedError",
     "GatewayRuntime",
@@ -90,5 +87,5 @@ __all__ = [
     "load_config",
     "run_mcp_server",
     "serve",
-    "serve_backend",
+    "serve_conversation",
 ]

@@ -16,11 +16,11 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+from beamclaw_core.conversation import TurnRequest
 from beamclaw_core.loop import Accepted, ApprovalRequested, ApprovalResolved, TurnEvent
 from beamclaw_core.sessions import SessionAddress, TurnResult
 from beamclaw_gateway.errors import RpcError
 from beamclaw_gateway.services import GatewayServices
-from beamclaw_gateway.turns import TurnRequest
 
 TERMINAL = frozenset({"completed", "failed", "canceled", "rejected"})
 DECISIONS = {"yes": "yes", "y": "yes", "approve": "yes", "no": "no", "n": "no", "deny": "no"}
@@ -152,7 +152,7 @@ class A2AService:
         async def on_done(result: TurnResult) -> None:
             await self._finish(live, result)
 
-        turn = await self.services.turns.start(
+        turn = await self.services.conversation.send(
             TurnRequest(
                 address=SessionAddress(f"a2a:{context_id}", agent, "a2a"),
                 content=text,
@@ -201,12 +201,11 @@ class A2AService:
         decision = DECISIONS.get(text.strip().lower())
         if decision is None:
             raise RpcError(INVALID_PARAMS, "answer the approval with yes, no or always")
-        session_id = session_for_context(task["contextId"])
         async with live.lock:
             task["history"].append({**message, "taskId": task_id, "contextId": task["contextId"]})
         live.settled.clear()
         request_id = live.pending_request
-        if not await self.services.core().answer_approval(session_id, request_id, decision):  # type: ignore[arg-type]
+        if await self.services.conversation.answer(request_id, decision) != "answered":  # type: ignore[arg-type]
             raise RpcError(INVALID_PARAMS, "the approval is no longer pending")
         if blocking:
             await live.settled.wait()
@@ -247,7 +246,7 @@ class A2AService:
         if live is None:
             task = await self.get({"id": task_id})
             raise RpcError(TASK_NOT_CANCELABLE, f"task {task_id!r} is {task['status']['state']}")
-        await self.services.core().cancel(session_for_context(live.task["contextId"]))
+        await self.services.conversation.stop(session_for_context(live.task["contextId"]))
         try:
             await asyncio.wait_for(live.settled.wait(), 10.0)
         except TimeoutError:

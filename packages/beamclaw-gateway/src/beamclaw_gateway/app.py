@@ -31,10 +31,13 @@ from beamclaw_gateway.routes_health import router as health_router
 from beamclaw_gateway.routes_identities import router as identities_router
 from beamclaw_gateway.routes_openai import router as openai_router
 from beamclaw_gateway.routes_pairing import router as pairing_router
+from beamclaw_gateway.routes_schedules import router as schedules_router
 from beamclaw_gateway.routes_telegram import router as telegram_router
+from beamclaw_gateway.routes_usage import router as usage_router
 from beamclaw_gateway.routes_webhooks import router as webhooks_router
 from beamclaw_gateway.runtime import GatewayRuntime
 from beamclaw_gateway.services import GatewayServices
+from beamclaw_gateway.ui import router as ui_router
 from beamclaw_gateway.ws import router as ws_router
 
 
@@ -144,12 +147,15 @@ def create_app(runtime: GatewayRuntime) -> FastAPI:
     app.include_router(openai_router)
     app.include_router(api_router)
     app.include_router(approvals_router)
+    app.include_router(usage_router)
+    app.include_router(schedules_router)
     app.include_router(identities_router)
     app.include_router(pairing_router)
     app.include_router(ws_router)
     app.include_router(telegram_router)  # before /webhook/{source}: "telegram" is reserved
     app.include_router(webhooks_router)
     app.include_router(a2a_router)
+    app.include_router(ui_router)
     _document_errors(app)
     app.add_middleware(
         RateLimitMiddleware,

@@ -1,13 +1,15 @@
 """What a person sends through a channel adapter becomes a turn, and its answer goes back.
 
-The adapters (``/ws`` hub today, Telegram next) hand :class:`~beamclaw_core.channels.Inbound`
+The adapters (the ``/ws`` hub, Telegram) hand :class:`~beamclaw_core.channels.Inbound`
 messages to :meth:`ChannelTurns.handle`. Each runs as a detached turn (a shutdown or a
 crashing adapter never loses it): approvals it raises are asked on the same channel with
 the channel's own controls (and can be answered from any front end), and its answer is
-delivered to the message's ``reply_target`` when it ends. A message id seen before on the
-channel is not run twice. A channel that shows turns as they run (:class:`TurnWatcher`:
-Telegram's typing indicator and edited draft) sees every event of the turns it started,
-and those turns stream.
+delivered to the message's ``reply_target`` when it ends, with the images the turn's
+tools showed the model; a message whose attachments are refused gets the reason back. A
+message id seen before on the channel is not run twice (unless its turn never started:
+then it may be handed again). A channel that shows turns as they run
+(:class:`TurnWatcher`: Telegram's typing indicator and edited draft) sees every event of
+the turns it started, and those turns stream.
 """
 
 from __future__ import annotations
@@ -16,11 +18,12 @@ from typing import Protocol, runtime_checkable
 
 from loguru import logger
 
+from beamclaw_core.attachments import AttachmentError
 from beamclaw_core.channels import ChannelError, ChannelRegistry, Inbound, Outbound
+from beamclaw_core.conversation import LocalConversation, TurnRequest
 from beamclaw_core.loop import ApprovalRequested, TurnEvent
 from beamclaw_core.sessions import TurnResult
 from beamclaw_gateway.recent_ids import RecentIds
-from beamclaw_gateway.turns import TurnRequest, TurnRunner
 
 DEDUPE_WINDOW = 4096
 """Message ids remembered per channel."""
@@ -38,9 +41,9 @@ class TurnWatcher(Protocol):
 class ChannelTurns:
     """The inbound sink the gateway gives its channel registry."""
 
-    def __init__(self, channels: ChannelRegistry, turns: TurnRunner) -> None:
+    def __init__(self, channels: ChannelRegistry, conversation: LocalConversation) -> None:
         self._channels = channels
-        self._turns = turns
+        self._conversation = conversation
         self._seen = RecentIds(DEDUPE_WINDOW)
 
     async def handle(self, inbound: Inbound) -> None:
@@ -64,13 +67,10 @@ class ChannelTurns:
 
         async def on_done(result: TurnResult) -> None:
             text = result.message or "(no answer)"
-            try:
-                await self._channels.deliver(channel, inbound.reply_target, Outbound(text))
-            except ChannelError as exc:
-                logger.warning("channel {}: answer not delivered: {}", channel, exc)
+            await self._reply(inbound, Outbound(text, attachments=result.images))
 
         try:
-            await self._turns.start(
+            await self._conversation.send(
                 TurnRequest(
                     address=inbound.address,
                     content=inbound.content,
@@ -82,6 +82,14 @@ class ChannelTurns:
                 on_event=on_event,
                 on_done=on_done,
             )
+        except AttachmentError as exc:  # the person is told why, on their channel
+            await self._reply(inbound, Outbound(f"Not sent: {exc}"))
         except BaseException:
             self._seen.forget(key)  # it never started: a retry (a recovering adapter) runs it
             raise
+
+    async def _reply(self, inbound: Inbound, out: Outbound) -> None:
+        try:
+            await self._channels.deliver(inbound.channel, inbound.reply_target, out)
+        except ChannelError as exc:
+            logger.warning("channel {}: answer not delivered: {}", inbound.channel, exc)

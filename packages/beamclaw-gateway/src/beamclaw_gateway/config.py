@@ -35,7 +35,6 @@ PORT_ENV = "BEAMCLAW_PORT"
 
 NOT_AVAILABLE_YET: tuple[tuple[str, str], ...] = (
     ("sandbox", "the Docker sandbox"),
-    ("scheduler", "the scheduler"),
     ("gateway.channels.tui", "turning the TUI channel off"),
 )
 """Sections (dotted paths) read by nothing yet, and what a non-default value would ask

@@ -118,8 +118,20 @@ class BodyLimitMiddleware:
                 await send_error(send, self._error())
 
 
+STATIC_PREFIX = "/ui"
+"""The web page's static files (``beamclaw_gateway.ui``): served from memory, needing no
+token and reaching nothing behind the gateway, so they are not counted like API calls
+(a page load fetches several files; its API calls and ``/ws`` are counted as usual)."""
+
+
+def is_static(path: str) -> bool:
+    return path == STATIC_PREFIX or path.startswith(STATIC_PREFIX + "/")
+
+
 class RateLimitMiddleware:
-    """Counts every non-exempt HTTP request and WebSocket handshake; 429 when over."""
+    """Counts every non-exempt HTTP request and WebSocket handshake; 429 when over.
+
+    Exempt: ``exempt_paths`` and the web page's static files (:data:`STATIC_PREFIX`)."""
 
     def __init__(
         self,
@@ -139,6 +151,7 @@ class RateLimitMiddleware:
             scope["type"] not in ("http", "websocket")
             or not self.limiter.enabled
             or scope["path"] in self.limiter.exempt
+            or (scope["type"] == "http" and is_static(scope["path"]))
         ):
             await self.app(scope, receive, send)
             return

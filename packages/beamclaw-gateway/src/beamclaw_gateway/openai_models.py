@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from beamclaw_core import Usage
+from beamclaw_core import ImageLimits, Usage, check_images
 from beamclaw_tools import ContentPart, ImagePart, TextPart
 
 _DATA_URL = re.compile(r"^data:(?P<media>image/[\w.+-]+);base64,(?P<data>[A-Za-z0-9+/=\s]+)$")
@@ -65,9 +65,17 @@ class ChatCompletionRequest(BaseModel):
 
 
 def last_user_content(
-    request: ChatCompletionRequest,
+    request: ChatCompletionRequest, limits: ImageLimits | None = None
 ) -> str | tuple[ContentPart, ...] | None:
-    """The content of the last ``user`` message (None when there is none or it is empty)."""
+    """The content of the last ``user`` message (None when there is none or it is empty).
+
+    Images come as ``image_url`` parts holding base64 ``data:`` URLs and are checked
+    against ``limits`` (``[core.attachments]``; the defaults when None).
+
+    Raises:
+        ValueError: an ``image_url`` that is not a base64 ``data:`` URL, or an image the
+            limits refuse (an :class:`~beamclaw_core.AttachmentError`, saying why).
+    """
     for message in reversed(request.messages):
         if message.role != "user":
             continue
@@ -83,7 +91,10 @@ def last_user_content(
             elif part.type == "image_url" and part.image_url is not None:
                 match = _DATA_URL.match(part.image_url.url)
                 if match is None:
-                    raise ValueError("image_url must be a base64 data: URL")
+                    raise ValueError(
+                        "image_url must be a base64 data: URL (data:image/png;base64,...); "
+                        "web URLs are not fetched"
+                    )
                 parts.append(
                     ImagePart(media_type=match["media"], data=re.sub(r"\s", "", match["data"]))
                 )
@@ -91,7 +102,7 @@ def last_user_content(
             return None
         if all(isinstance(p, TextPart) for p in parts):
             return "\n".join(p.text for p in parts if isinstance(p, TextPart))
-        return tuple(parts)
+        return check_images(parts, limits or ImageLimits())
     return None
 
 

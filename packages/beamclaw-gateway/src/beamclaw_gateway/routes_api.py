@@ -17,8 +17,7 @@ from pydantic import BaseModel, Field
 from beamclaw_core import Message
 from beamclaw_core.approvals import AlwaysGrant
 from beamclaw_core.channels import UnknownChannelError, UnknownTargetError
-from beamclaw_core.sessions import SessionInfo, UnknownSessionError
-from beamclaw_core.store import MESSAGE
+from beamclaw_core.sessions import SessionAddress, SessionInfo, UnknownSessionError
 from beamclaw_gateway._version import __version__
 from beamclaw_gateway.auth import require_token
 from beamclaw_gateway.errors import ApiError
@@ -44,6 +43,8 @@ class SessionSummary(BaseModel):
     last_activity_at: float
     error: str | None = None
     parent_id: str | None = None
+    message_count: int | None = None
+    """Stored messages (in ``GET /api/sessions``; absent elsewhere)."""
 
     @classmethod
     def of(cls, info: SessionInfo) -> SessionSummary:
@@ -84,6 +85,10 @@ class SessionDetail(BaseModel):
     """The session's latest event number, taken before the messages were read: a client
     that shows them and then subscribes (``/ws``) with this ``after_seq`` misses nothing
     (an event of a turn whose messages it already shows may come again)."""
+    has_more: bool = False
+    """Older messages exist before the first one shown (a page read with ``limit``)."""
+    total_messages: int = 0
+    """How many messages the session holds in all."""
 
 
 class StopRequest(BaseModel):
@@ -145,6 +150,11 @@ class StatusBody(BaseModel):
     channels: list[str]
     websocket_connections: int
     time: float
+    owner: str
+    """Who a ``/v1`` request or ``/ws`` message that names no user is (``local:<login>``)."""
+    owner_sessions: dict[str, str]
+    """Per agent, the session such a message goes to (no ``session_id`` given, channel
+    ``ws``): where the web page finds the owner's conversation to show."""
 
 
 def _not_found(session_id: str) -> ApiError:
@@ -188,9 +198,16 @@ def message_out(seq: int, created_at: float, message: Message) -> MessageOut:
 
 @router.get("/sessions", response_model=SessionList, responses=error_responses(401, 429))
 async def list_sessions(request: Request) -> SessionList:
-    """Every top-level session, most recently active first."""
-    infos = await services_of(request).core().list_sessions()
-    return SessionList(sessions=[SessionSummary.of(i) for i in infos])
+    """Every top-level session, most recently active first, with its message count."""
+    core = services_of(request).core()
+    infos = await core.list_sessions()
+    counts = await core.store.message_counts()
+    return SessionList(
+        sessions=[
+            SessionSummary.of(i).model_copy(update={"message_count": counts.get(i.session_id, 0)})
+            for i in infos
+        ]
+    )
 
 
 @router.get(
@@ -198,20 +215,29 @@ async def list_sessions(request: Request) -> SessionList:
     response_model=SessionDetail,
     responses=error_responses(401, 404, 429),
 )
-async def get_session(request: Request, session_id: str = SessionId) -> SessionDetail:
-    """A session's metadata and every stored message in order."""
-    core = services_of(request).core()
-    if await core.store.get(session_id) is None:
-        raise _not_found(session_id)
-    info = await core.status(session_id)
-    event_seq = await core.event_seq(session_id)
-    rows = await core.store.messages(session_id)
-    messages = [
-        message_out(r.seq, r.created_at, r.message)
-        for r in rows
-        if r.kind == MESSAGE and r.message is not None
-    ]
-    return SessionDetail(session=SessionSummary.of(info), messages=messages, event_seq=event_seq)
+async def get_session(
+    request: Request,
+    session_id: str = SessionId,
+    limit: int | None = Query(default=None, ge=0, le=10_000),
+    before_seq: int | None = Query(default=None, ge=1),
+) -> SessionDetail:
+    """A session's metadata and its stored messages in order: every one, or the last
+    ``limit`` (only those numbered below ``before_seq`` when given; ``has_more`` says
+    whether older ones exist)."""
+    services = services_of(request)
+    try:
+        page = await services.conversation.history(session_id, limit=limit, before_seq=before_seq)
+        info = await services.core().status(session_id)
+    except UnknownSessionError as exc:
+        raise _not_found(session_id) from exc
+    messages = [message_out(e.seq, e.created_at or 0.0, e.message) for e in page.entries]
+    return SessionDetail(
+        session=SessionSummary.of(info),
+        messages=messages,
+        event_seq=page.event_seq,
+        has_more=page.has_more,
+        total_messages=page.total,
+    )
 
 
 @router.delete(
@@ -232,7 +258,7 @@ async def delete_session(request: Request, session_id: str = SessionId) -> OkRes
 async def reset_session(request: Request, session_id: str = SessionId) -> OkResult:
     """Cancel, clear the queue and start a fresh context (stored history stays)."""
     try:
-        await services_of(request).core().reset(session_id)
+        await services_of(request).conversation.new(session_id)
     except UnknownSessionError as exc:
         raise _not_found(session_id) from exc
     return OkResult()
@@ -241,10 +267,10 @@ async def reset_session(request: Request, session_id: str = SessionId) -> OkResu
 @router.post("/stop", response_model=StopResult, responses=error_responses(401, 404, 429))
 async def stop(request: Request, body: StopRequest) -> StopResult:
     """``/stop``: cancel the running turn and clear the session's queue."""
-    core = services_of(request).core()
-    if await core.store.get(body.session_id) is None:
+    services = services_of(request)
+    if await services.core().store.get(body.session_id) is None:
         raise _not_found(body.session_id)
-    cleared = await core.cancel(body.session_id)
+    cleared = await services.conversation.stop(body.session_id)
     return StopResult(session_id=body.session_id, cleared=cleared)
 
 
@@ -311,15 +337,21 @@ async def status(request: Request) -> StatusBody:
     """Gateway status: sessions, agents, channels and connections."""
     services = services_of(request)
     sessions = await services.core().list_sessions()
+    agents = services.agents.ids()
     return StatusBody(
         version=__version__,
         uptime_seconds=round(services.runtime.uptime_seconds, 3),
         status=services.runtime.health.overall().value,
         sessions=len(sessions),
         busy_sessions=sum(1 for s in sessions if s.state not in ("idle", "error")),
-        running_http_turns=services.turns.running,
-        agents=services.agents.ids(),
+        running_http_turns=services.conversation.running,
+        agents=agents,
         channels=services.channels.names(),
         websocket_connections=len(services.ws_hub.connections),
         time=time.time(),
+        owner=services.owner,
+        owner_sessions={
+            agent: services.core().session_id(SessionAddress(services.owner, agent, "ws"))
+            for agent in agents
+        },
     )

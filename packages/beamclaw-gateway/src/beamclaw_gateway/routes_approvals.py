@@ -14,7 +14,7 @@ from typing import Any, Literal
 from fastapi import APIRouter, Depends, Path, Query, Request
 from pydantic import BaseModel
 
-from beamclaw_core.api import PendingApprovalInfo
+from beamclaw_core.conversation import PendingApprovalInfo
 from beamclaw_gateway.auth import require_token
 from beamclaw_gateway.errors import ApiError
 from beamclaw_gateway.openai_models import error_responses
@@ -70,7 +70,7 @@ async def list_pending(
     session_id: str | None = Query(default=None, min_length=1, max_length=128),
 ) -> PendingApprovalList:
     """Tool calls waiting for a decision (of one session, or of every session)."""
-    pending = await services_of(request).core().pending_approvals(session_id)
+    pending = await services_of(request).conversation.pending_approvals(session_id)
     return PendingApprovalList(approvals=[PendingApprovalOut.of(p) for p in pending])
 
 
@@ -83,8 +83,8 @@ async def answer(
     request: Request, body: ApprovalAnswer, approval_id: str = ApprovalId
 ) -> ApprovalAnswered:
     """Approve, deny or always-approve a pending tool call; the turn goes on at once."""
-    core = services_of(request).core()
-    outcome, info = await core.answer_approval_by_id(approval_id, _DECISIONS[body.decision])
+    conversation = services_of(request).conversation
+    outcome, info = await conversation.answer_with_info(approval_id, _DECISIONS[body.decision])
     if outcome == "already_answered":
         raise ApiError(
             409,

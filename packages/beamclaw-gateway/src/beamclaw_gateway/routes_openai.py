@@ -1,7 +1,7 @@
 """``/v1``: the OpenAI-compatible API (chat completions, models).
 
 Invariants: the answer is the whole turn (tool steps included); the turn runs detached
-from the request (turns.py), so a client that disconnects mid-stream loses nothing; an
+from the request (``LocalConversation``), so a client that disconnects mid-stream loses nothing; an
 ``Idempotency-Key`` answers a retry from the stored first answer; every error has the
 OpenAI shape ``{"error": {"message", "type", "param", "code"}}``.
 """
@@ -20,6 +20,8 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.datastructures import Headers
 
 from beamclaw_core import agent_profile
+from beamclaw_core.attachments import AttachmentError
+from beamclaw_core.conversation import Turn, TurnRequest
 from beamclaw_core.loop import TextChunk
 from beamclaw_core.sessions import SessionAddress, TurnResult
 from beamclaw_gateway.auth import bearer_token, require_token, token_key
@@ -36,17 +38,17 @@ from beamclaw_gateway.openai_models import (
     last_user_content,
 )
 from beamclaw_gateway.services import services_of
-from beamclaw_gateway.turns import DetachedTurn, TurnRequest
 
 router = APIRouter(prefix="/v1", tags=["openai"], dependencies=[Depends(require_token)])
 
 _UPSTREAM_STATUS = {"timeout": 504, "rate_limit": 429, "context_overflow": 400}
 
 
-def api_user_id(user: str | None) -> str:
-    """``api:<user>``; an id already carrying a channel prefix is kept."""
+def api_user_id(user: str | None, owner: str) -> str:
+    """``api:<user>``; an id already carrying a channel prefix is kept; no user at all is
+    the gateway's ``owner`` (the person the TUI speaks as, so both share one history)."""
     if not user:
-        return "api:anonymous"
+        return owner
     return user if ":" in user else f"api:{user}"
 
 
@@ -138,14 +140,14 @@ class _ChunkWriter:
         return _sse({**self.base, "choices": [], "usage": usage})
 
 
-async def _stream_turn(turn: DetachedTurn, writer: _ChunkWriter) -> AsyncIterator[bytes]:
+async def _stream_turn(turn: Turn, writer: _ChunkWriter) -> AsyncIterator[bytes]:
     yield writer.chunk({"role": "assistant", "content": ""})
     streamed: list[str] = []
-    while (event := await turn.events.get()) is not None:
+    async for event in turn.events():
         if isinstance(event, TextChunk) and event.text:
             streamed.append(event.text)
             yield writer.chunk({"content": event.text})
-    result = turn.result.result()
+    result = await turn.result()
     if result.status != "completed":
         yield _sse(_turn_error(result).body())
         yield _sse("[DONE]")
@@ -279,14 +281,14 @@ async def chat_completions(request: Request, body: ChatCompletionRequest) -> Any
             param="model",
         )
     try:
-        content = last_user_content(body)
+        content = last_user_content(body, services.runtime.config.core.attachments.limits())
     except ValueError as exc:
         raise ApiError(400, str(exc), param="messages") from exc
     if content is None:
         raise ApiError(400, "messages must contain a non-empty user message", param="messages")
     created = int(time.time())
     include_usage = bool(body.stream_options and body.stream_options.include_usage)
-    address = SessionAddress(api_user_id(x_user_id or body.user), agent, "api")
+    address = SessionAddress(api_user_id(x_user_id or body.user, services.owner), agent, "api")
     session_id = x_session_id or body.session_id
     key: str | None = None
     if idempotency_key:
@@ -295,7 +297,7 @@ async def chat_completions(request: Request, body: ChatCompletionRequest) -> Any
         claim = await services.idempotency.claim(
             key,
             fingerprint(await request.body()),
-            session_id=session_id or services.core().session_id(address),
+            session_id=session_id or services.conversation.core.session_id(address),
             model=body.model,
         )
         if claim.kind == "mismatch":
@@ -343,10 +345,12 @@ async def chat_completions(request: Request, body: ChatCompletionRequest) -> Any
         drafts=bool(body.stream),
     )
     try:
-        turn = await services.turns.start(turn_request, on_done=remember)
-    except BaseException:
+        turn = await services.conversation.send(turn_request, on_done=remember)
+    except BaseException as exc:
         if key is not None:
             await services.idempotency.abandon(key)
+        if isinstance(exc, AttachmentError):
+            raise ApiError(400, str(exc), param="messages") from exc
         raise
     if key is not None:
         await services.idempotency.started(key, turn.turn_id)
@@ -358,5 +362,5 @@ async def chat_completions(request: Request, body: ChatCompletionRequest) -> Any
             media_type="text/event-stream",
             headers={**_SSE_HEADERS, **headers},
         )
-    answer = render(await turn.result, body.model, created)
+    answer = render(await turn.result(), body.model, created)
     return _OrjsonResponse(answer.body, answer.status_code, headers=headers)

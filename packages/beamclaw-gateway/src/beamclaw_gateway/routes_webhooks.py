@@ -18,12 +18,12 @@ from fastapi.responses import JSONResponse
 from loguru import logger
 from pydantic import BaseModel
 
+from beamclaw_core.conversation import TurnRequest
 from beamclaw_core.sessions import SessionAddress
 from beamclaw_gateway.errors import ApiError
 from beamclaw_gateway.openai_models import error_responses
 from beamclaw_gateway.services import GatewayServices
 from beamclaw_gateway.settings import WebhookSourceSettings
-from beamclaw_gateway.turns import TurnRequest
 from beamclaw_obs import EventType, MissingSecretError, emit
 
 router = APIRouter(tags=["webhooks"])
@@ -108,7 +108,7 @@ async def webhook(
     if agent_id is None:
         raise ApiError(404, f"no agent {agent or config.agent!r}", code="unknown_agent")
     user = config.user or f"webhook:{source}"
-    turn = await services.turns.start(
+    turn = await services.conversation.send(
         TurnRequest(
             address=SessionAddress(user, agent_id, "webhook"),
             content=webhook_message(source, payload),

@@ -102,6 +102,17 @@ def serve(config: BeamclawConfig) -> None:
     logger.info("gateway stopped")
 
 
+def ui_banner(host: str, port: int, *, token_required: bool) -> str:
+    """The start-up line naming the web page (never the token: this output may go to the
+    daemon's log; ``beamclaw ui`` prints the signed-in address on a terminal)."""
+    dial = "127.0.0.1" if host in ("0.0.0.0", "") else host  # noqa: S104 - a wildcard bind
+    dial = "[::1]" if dial == "::" else (f"[{dial}]" if ":" in dial else dial)
+    line = f"Web page: http://{dial}:{port}/ui/"
+    if token_required:
+        line += " (`beamclaw ui --open` opens it signed in with the gateway token)"
+    return line
+
+
 class _GatewayServer(uvicorn.Server):
     """uvicorn's server, minus re-raising the shutdown signal after serving.
 
@@ -137,6 +148,9 @@ async def _serve(config: BeamclawConfig, host: str, port: int) -> None:
             )
         )
         print(f"BeamClaw gateway listening on http://{host}:{port} (Ctrl-C to stop)", flush=True)
+        print(
+            ui_banner(host, port, token_required=config.gateway.http.token is not None), flush=True
+        )
         await server.serve()
         if not server.started:
             raise GatewayConfigError(f"the HTTP listener on {host}:{port} failed to start")

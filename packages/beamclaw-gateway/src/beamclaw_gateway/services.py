@@ -1,4 +1,4 @@
-"""What the routes share: auth, rate limiter, agents, channels, turn runner, stores.
+"""What the routes share: auth, rate limiter, agents, channels, conversations, stores.
 
 Built with the app (nothing here touches the database until first used), bound to the
 :class:`GatewayRuntime`, so the routes work whether the runtime was started by the app's
@@ -13,6 +13,8 @@ from fastapi import Request
 
 from beamclaw_core.api import Core
 from beamclaw_core.channels import ChannelRegistry
+from beamclaw_core.conversation import LocalConversation
+from beamclaw_core.store.ids import local_user_id
 from beamclaw_gateway.a2a_store import A2AStore
 from beamclaw_gateway.agents import AgentCatalog
 from beamclaw_gateway.auth import TokenGuard
@@ -23,9 +25,10 @@ from beamclaw_gateway.ratelimit import RateLimiter
 from beamclaw_gateway.runtime import GatewayRuntime
 from beamclaw_gateway.settings import GatewaySettings
 from beamclaw_gateway.settle import CommittedAnswers
-from beamclaw_gateway.turns import TurnRunner
+from beamclaw_gateway.webhook_channel import WebhookChannel
 from beamclaw_gateway.ws import WebSocketHub
 from beamclaw_memory import Database
+from beamclaw_scheduler import Scheduler
 
 if TYPE_CHECKING:
     from beamclaw_gateway.telegram import TelegramChannel
@@ -39,11 +42,18 @@ class GatewayServices:
         self.settings: GatewaySettings = runtime.config.gateway
         self.auth = TokenGuard(self.settings.http)
         self.limiter = RateLimiter(self.settings.rate_limit)
+        self.owner = local_user_id()
+        """Who a request or frame that names no user is: the person running the gateway,
+        as the TUI and CLI on this machine speak (``local:<login>``), so with
+        ``session_sharing = "shared"`` the API, ``/ws`` and the TUI share one history."""
         self.agents = AgentCatalog(runtime.config.core.default_agent, runtime.home)
         self.channels = ChannelRegistry()
         """Every channel adapter (the ``/ws`` hub, Telegram), run under supervision."""
         self.ws_hub = WebSocketHub(self.settings.ws)
         self.channels.register(self.ws_hub)
+        self.webhooks = WebhookChannel(self.settings.outbound_webhooks)
+        """``webhook:<name>``: the ``[gateway.outbound_webhooks.<name>]`` URLs."""
+        self.channels.register(self.webhooks)
         self.telegram: TelegramChannel | None = None
         """The Telegram channel when ``[gateway.channels.telegram] enabled`` (its module,
         and aiogram, are imported only then)."""
@@ -58,8 +68,11 @@ class GatewayServices:
                 home=runtime.home,
             )
             self.channels.register(self.telegram)
-        self.turns = TurnRunner(self.core)
-        self.channel_turns = ChannelTurns(self.channels, self.turns)
+        self.scheduler: Scheduler | None = None
+        """Jobs and heartbeats; None until started, and with ``[scheduler] enabled`` off."""
+        self.conversation = LocalConversation(self.core)
+        """The one way every front end reaches conversations (detached turns)."""
+        self.channel_turns = ChannelTurns(self.channels, self.conversation)
         self._idempotency: IdempotencyStore | None = None
         self._a2a: A2AStore | None = None
         self._register_health()
@@ -115,12 +128,35 @@ class GatewayServices:
         then run the channel adapters."""
         await self.idempotency.sweep()
         self.channels.start(self.channel_turns.handle)
+        if self.runtime.config.scheduler.enabled:
+            self._start_scheduler()
+
+    def _start_scheduler(self) -> None:
+        from beamclaw_gateway.scheduling import SchedulerTool, build_scheduler
+
+        runtime = self.runtime
+        self.scheduler = build_scheduler(
+            runtime.config,
+            self.database(),
+            self.core,
+            self.conversation,
+            self.channels,
+            self.agents,
+            home=runtime.home,
+            owner=self.owner,
+        )
+        assert runtime.system is not None
+        runtime.system.tools.register(SchedulerTool(self.scheduler), replace=True)
+        runtime.health.register("scheduler", self.scheduler.health)
+        self.scheduler.start()
 
     async def close(self) -> None:
         """Let detached turns' consumers finish (bounded), stop refreshing idempotency
         leases, release the limiter."""
+        if self.scheduler is not None:
+            await self.scheduler.stop()
         await self.channels.stop()
-        await self.turns.drain()
+        await self.conversation.drain()
         if self._idempotency is not None:
             await self._idempotency.close()
         await self.limiter.close()

@@ -20,8 +20,9 @@ class HttpSettings(Section):
     """Bearer token for ``/v1``, ``/api``, ``/ws`` and A2A (``{ env = "VAR" }``)."""
     metrics_public: bool = True
     """Serve ``/metrics`` without a token (loopback deployments); False requires it."""
-    max_body_bytes: int = Field(default=1_048_576, ge=1024)
-    """Largest accepted request body; a bigger one is answered 413 before it is read."""
+    max_body_bytes: int = Field(default=8 * 1_048_576, ge=1024)
+    """Largest accepted request body; a bigger one is answered 413 before it is read
+    (8 MiB: room for one image at ``[core.attachments] max_image_bytes`` in base64)."""
     shutdown_grace_seconds: int = Field(default=10, ge=1)
     """On stop (SIGTERM, Ctrl-C), how long requests still open may run before they are
     cut: a ``/v1`` turn waiting for an approval, a stream. Their turns are persisted and
@@ -85,6 +86,30 @@ class WebhookSourceSettings(Section):
     """Agent that receives this source's events (None: ``[core] default_agent``)."""
     user: str | None = None
     """Session user for this source (None: ``webhook:<source>``)."""
+
+
+class OutboundWebhookSettings(Section):
+    """``[gateway.outbound_webhooks.<name>]``: a URL the ``webhook`` channel delivers to
+    (``deliver_to = "webhook:<name>"``, ``POST /api/deliver`` with channel ``webhook``).
+
+    Each delivery is a JSON ``POST`` of ``{"channel", "target", "text", "sent_at"}``
+    signed with ``secret``: header ``X-Beamclaw-Signature: sha256=<hex>`` is the
+    HMAC-SHA256 of ``<X-Beamclaw-Timestamp>.<body>``, so a receiver checks both origin
+    and freshness."""
+
+    url: str
+    """Where to ``POST`` (``http://`` or ``https://``)."""
+    secret: Secret
+    """Shared HMAC key (``{ env = "VAR" }``)."""
+    timeout_seconds: float = Field(default=10.0, gt=0)
+    """Longest a delivery may take; a timeout or a non-2xx answer is a failed delivery."""
+
+    @field_validator("url")
+    @classmethod
+    def _http(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"url must be http:// or https://, got {value!r}")
+        return value
 
 
 class A2ASettings(Section):
@@ -224,6 +249,9 @@ class GatewaySettings(Section):
     webhooks: dict[str, WebhookSourceSettings] = Field(default_factory=dict)
     """Generic webhook sources by name; a source not listed here is refused (404).
     ``telegram`` is reserved (``/webhook/telegram`` is the Telegram channel's)."""
+    outbound_webhooks: dict[str, OutboundWebhookSettings] = Field(default_factory=dict)
+    """Outbound webhooks by name: the targets of the ``webhook`` channel. Not under
+    ``[gateway.webhooks]``, whose names are inbound sources."""
     channels: ChannelsSettings = Field(default_factory=ChannelsSettings)
     gc_threshold: int = Field(default=10_000, ge=0)
     """Net container allocations between the garbage collector's young-generation

@@ -10,8 +10,8 @@ Invariants:
   to the session, else through the handle of the turn it started.
 * A client message id seen before (per user) is answered with ``error`` ``duplicate``
   and never starts a second turn.
-* When a connection ends, its session subscriptions and turn handles are closed at once:
-  the core keeps no subscriber (nor streams drafts) for a client that is gone.
+* When a connection ends, its session subscriptions are closed at once and it stops
+  reading its turns; the turns go on (detached) and are stored.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
@@ -33,6 +34,7 @@ from beamclaw_core.channels import (
     Receipt,
     UnknownTargetError,
 )
+from beamclaw_core.conversation import TurnRequest
 from beamclaw_core.loop import ApprovalRequested, TurnEvent
 from beamclaw_core.sessions import (
     FutureSequenceError,
@@ -46,6 +48,7 @@ from beamclaw_gateway.settings import WebSocketSettings
 from beamclaw_gateway.ws_protocol import (
     AUTHENTICATED,
     CLIENT_FRAME,
+    IMAGE_LIMITS,
     PONG,
     ApprovalFrame,
     AuthFrame,
@@ -72,10 +75,15 @@ CLOSE_TRY_AGAIN = 1013
 CLOSE_UNAUTHORIZED = 4401
 
 
-def ws_user_id(user: str | None) -> str:
-    """``ws:<user>``; an id already carrying a channel prefix (``local:ann``) is kept."""
+def _nothing() -> None:
+    """A detached turn has nothing to close: the connection just stops reading it."""
+
+
+def ws_user_id(user: str | None, owner: str) -> str:
+    """``ws:<user>``; an id already carrying a channel prefix (``local:ann``) is kept; no
+    user at all is the gateway's ``owner`` (the person the TUI speaks as)."""
     if not user:
-        return "ws:anonymous"
+        return owner
     return user if ":" in user else f"ws:{user}"
 
 
@@ -274,11 +282,12 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
     hub.connections.add(conn)
     conn.sender = asyncio.create_task(conn.run_sender())
     conn.push(AUTHENTICATED)
+    limits = {IMAGE_LIMITS: services.runtime.config.core.attachments.limits()}
     try:
         while not conn.closed:
             raw = await websocket.receive_text()
             try:
-                frame = CLIENT_FRAME.validate_json(raw)
+                frame = CLIENT_FRAME.validate_json(raw, context=limits)
             except ValidationError as exc:
                 conn.push(error_frame("invalid_frame", _first_error(exc)))
                 continue
@@ -299,7 +308,7 @@ def _first_error(exc: ValidationError) -> str:
 
 
 async def _dispatch(conn: WsConnection, frame: object, services: GatewayServices) -> None:
-    core = services.core()
+    conversation = services.conversation
     if isinstance(frame, PingFrame):
         conn.push(PONG)
     elif isinstance(frame, AuthFrame):
@@ -307,9 +316,9 @@ async def _dispatch(conn: WsConnection, frame: object, services: GatewayServices
     elif isinstance(frame, MessageFrame):
         await _on_message(conn, frame, services)
     elif isinstance(frame, CancelFrame):
-        await core.cancel(frame.session_id)
+        await conversation.stop(frame.session_id)
     elif isinstance(frame, ApprovalFrame):
-        if not await core.answer_approval(frame.session_id, frame.request_id, frame.decision):
+        if await conversation.answer(frame.request_id, frame.decision) != "answered":
             conn.push(
                 error_frame(
                     "approval_not_pending",
@@ -329,7 +338,7 @@ async def _on_subscribe(
     if session_id in conn.subscriptions:
         return
     try:
-        subscription = await services.core().subscribe(session_id, after_seq=frame.after_seq)
+        subscription = await services.conversation.subscribe(session_id, after_seq=frame.after_seq)
     except UnknownSessionError:
         conn.push(error_frame("unknown_session", "no such session", session_id=session_id))
         return
@@ -345,7 +354,7 @@ async def _on_subscribe(
 
 
 async def _on_message(conn: WsConnection, frame: MessageFrame, services: GatewayServices) -> None:
-    user = ws_user_id(frame.user)
+    user = ws_user_id(frame.user, services.owner)
     if frame.id is not None and not services.ws_hub.first_sighting(user, frame.id):
         conn.push(error_frame("duplicate", "message id already received", id=frame.id))
         return
@@ -353,18 +362,21 @@ async def _on_message(conn: WsConnection, frame: MessageFrame, services: Gateway
     if agent is None:
         conn.push(error_frame("unknown_agent", f"no agent {frame.agent!r}", id=frame.id))
         return
-    core = services.core()
-    address = SessionAddress(user, agent, frame.channel)
-    session_id = frame.session_id or core.session_id(address)
+    request = TurnRequest(
+        SessionAddress(user, agent, frame.channel),
+        frame.content,
+        session_id=frame.session_id,
+        approval_mode=frame.approval_mode,
+        source_message_id=frame.id,
+    )
+    session_id = services.conversation.session_id(request)
     conn.push(session_frame(session_id, agent))
     services.ws_hub.attach(conn, session_id)
     try:
-        handle = await core.send(
-            address, frame.text, source_message_id=frame.id, session_id=session_id
-        )
+        turn = await services.conversation.send(replace(request, session_id=session_id))
     except Exception as exc:
         logger.exception("ws message to {} failed", session_id)
         conn.push(error_frame("send_failed", f"{type(exc).__name__}: {exc}", id=frame.id))
         return
     if session_id not in conn.subscriptions:
-        conn.forward(handle.events(), handle.close)
+        conn.forward(turn.events(), _nothing)

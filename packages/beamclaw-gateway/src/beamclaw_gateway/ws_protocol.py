@@ -12,9 +12,19 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
+from beamclaw_core import ImageLimits, check_images
 from beamclaw_core.loop import TurnEvent
+from beamclaw_tools import ContentPart, ImagePart, TextPart
 
 
 class _Frame(BaseModel):
@@ -26,14 +36,52 @@ class AuthFrame(_Frame):
     token: str = Field(max_length=4096)
 
 
+IMAGE_LIMITS = "image_limits"
+"""Validation-context key of the :class:`~beamclaw_core.ImageLimits` frames are checked
+against (``CLIENT_FRAME.validate_json(raw, context={IMAGE_LIMITS: limits})``); the
+defaults when absent."""
+
+
 class MessageFrame(_Frame):
+    """A message: ``text``, ``attachments`` (images: ``{"type": "image", "media_type":
+    "image/png", "data": "<base64>"}``) or both. Images are checked against
+    ``[core.attachments]`` (:data:`IMAGE_LIMITS`): a refused one fails the frame."""
+
     type: Literal["message"]
     id: str | None = Field(default=None, max_length=256)
-    text: str = Field(min_length=1)
+    text: str = ""
+    attachments: tuple[ImagePart, ...] = ()
     agent: str | None = Field(default=None, max_length=128)
     user: str | None = Field(default=None, max_length=256)
     session_id: str | None = Field(default=None, max_length=128)
     channel: str = Field(default="ws", max_length=64)
+    approval_mode: Literal["deny", "wait"] = "wait"
+    """``wait``: an approval the turn raises waits for an answer from any front end;
+    ``deny``: it is denied at once (a client that cannot answer)."""
+
+    @field_validator("attachments")
+    @classmethod
+    def _checked(cls, value: tuple[ImagePart, ...], info: ValidationInfo) -> tuple[ImagePart, ...]:
+        if not value:
+            return value
+        context: Any = info.context
+        limits = context.get(IMAGE_LIMITS) if isinstance(context, dict) else None
+        checked = check_images(value, limits if isinstance(limits, ImageLimits) else ImageLimits())
+        return tuple(p for p in checked if isinstance(p, ImagePart))
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> MessageFrame:
+        if not self.text and not self.attachments:
+            raise ValueError("a message needs text or attachments")
+        return self
+
+    @property
+    def content(self) -> str | tuple[ContentPart, ...]:
+        """What to send to the core: the text, or its parts with the images after it."""
+        if not self.attachments:
+            return self.text
+        text = (TextPart(text=self.text),) if self.text else ()
+        return (*text, *self.attachments)
 
 
 class CancelFrame(_Frame):

@@ -11,7 +11,7 @@ and approvals as an MCP server: on stdin/stdout by default, or over streamable H
 (``--http``, path ``/mcp``; loopback only unless ``--token-env`` names the variable that
 holds a bearer token). It holds the home lock, like ``beamclaw serve`` — unless a gateway
 holds it already: then it attaches to that gateway and serves the same sessions and
-approvals through its API (:mod:`beamclaw_cli.mcp_attach`).
+approvals through its API (:mod:`beamclaw_cli.remote`).
 """
 
 from __future__ import annotations
@@ -232,17 +232,22 @@ def register(app: typer.Typer) -> None:
 
 async def _attached(cfg: Any, *, http: bool, host: str, port: int, token: str | None) -> None:
     """``mcp serve`` beside a running gateway: its sessions through its API."""
-    from beamclaw_cli.mcp_attach import GatewayConversationBackend
-    from beamclaw_gateway import effective_port, serve_backend
+    from beamclaw_cli.remote import RemoteConversation
+    from beamclaw_gateway import effective_port, serve_conversation
 
     endpoint = Endpoint(cfg.gateway.http.host, effective_port(cfg))
     secret = cfg.gateway.http.token
-    backend = GatewayConversationBackend(
-        endpoint.base_url,
-        token=secret.resolve("the gateway token") if secret else None,
-        default_agent=cfg.core.default_agent,
+    conversation = RemoteConversation(
+        endpoint.base_url, token=secret.resolve("the gateway token") if secret else None
     )
     try:
-        await serve_backend(backend, http=http, host=host, port=port, token=token)
+        await serve_conversation(
+            conversation,
+            default_agent=cfg.core.default_agent,
+            http=http,
+            host=host,
+            port=port,
+            token=token,
+        )
     finally:
-        await backend.aclose()
+        await conversation.aclose()

@@ -21,7 +21,8 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Static, TextArea
 
-from beamclaw_cli.tui.backend import ChatBackend, Decision
+from beamclaw_cli.tui.backend import Decision
+from beamclaw_cli.tui.chat import TuiChat
 from beamclaw_cli.tui.history import InputHistory
 from beamclaw_cli.tui.transcript import Entry, StatusLine, Transcript
 
@@ -137,7 +138,7 @@ class ChatInput(TextArea):
 
 
 class BeamclawTui(App[None]):
-    """Chat with one agent through a :class:`ChatBackend`."""
+    """Chat with one agent through a :class:`TuiChat`."""
 
     TITLE = "BeamClaw"
     CSS = """
@@ -153,7 +154,7 @@ class BeamclawTui(App[None]):
     ]
 
     def __init__(
-        self, backend: ChatBackend, history: InputHistory, status: StatusLine, banner: str = ""
+        self, backend: TuiChat, history: InputHistory, status: StatusLine, banner: str = ""
     ) -> None:
         super().__init__()
         self.backend = backend

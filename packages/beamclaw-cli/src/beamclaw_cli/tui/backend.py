@@ -1,10 +1,6 @@
-"""The TUI's port to the agent system: :class:`ChatBackend`, and how one is chosen.
-
-Two adapters implement it: :class:`~beamclaw_cli.tui.websocket.WebSocketBackend` talks
-to a running daemon over ``/ws``; :class:`~beamclaw_cli.tui.inprocess.InProcessBackend`
-runs the same :class:`~beamclaw_gateway.GatewayRuntime` inside the TUI's process. Both
-deliver events as the dicts of ``TurnEvent.to_dict()`` (plus ``session`` and
-``disconnected``), so one renderer serves both.
+"""How the TUI finds its agent system: a running daemon or an embedded one
+(:func:`choose_backend`), and the event queue its renderer reads
+(:mod:`beamclaw_cli.tui.chat` drives the conversation itself).
 """
 
 from __future__ import annotations
@@ -13,7 +9,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from beamclaw_cli.daemon import Endpoint, fetch_json
 from beamclaw_cli.errors import GatewayUnreachableError
@@ -23,29 +19,6 @@ BackendMode = Literal["auto", "daemon", "embedded"]
 
 #: Sentinel pushed on an event queue when the backend is closed.
 CLOSED: dict[str, Any] = {"type": "__closed__"}
-
-
-class ChatBackend(Protocol):
-    """A conversation with one agent, as the TUI needs it.
-
-    ``events`` yields every event of this client's turns, in order, until ``close``.
-    ``send`` returns once the message is handed over (not when the turn ends).
-    """
-
-    @property
-    def description(self) -> str:
-        """Shown in the status line: ``embedded`` or ``daemon 127.0.0.1:18800``."""
-        ...
-
-    async def start(self) -> None: ...
-
-    async def send(self, text: str) -> None: ...
-
-    async def answer_approval(self, request_id: str, decision: Decision) -> None: ...
-
-    def events(self) -> AsyncIterator[dict[str, Any]]: ...
-
-    async def close(self) -> None: ...
 
 
 class EventQueue:

@@ -1,4 +1,5 @@
-"""Start the TUI: load the configuration, choose and start a backend, run the app.
+"""Start the TUI: load the configuration, open the conversation (daemon or embedded),
+run the app.
 
 Backend errors at start (the daemon refuses the WebSocket, the home is locked by a
 daemon that does not answer, the database is unreachable) propagate *before* the screen
@@ -10,13 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from beamclaw_cli.daemon import Endpoint
-from beamclaw_cli.tui.backend import (
-    BackendMode,
-    ChatBackend,
-    agent_model,
-    choose_backend,
-    history_path,
-)
+from beamclaw_cli.tui.backend import BackendMode, agent_model, choose_backend, history_path
+from beamclaw_cli.tui.chat import TuiChat, open_daemon, open_embedded
 from beamclaw_cli.tui.history import InputHistory
 from beamclaw_cli.tui.transcript import StatusLine
 
@@ -34,18 +30,13 @@ async def run_tui(config_path: Path | None, agent: str | None, mode: BackendMode
     choice = choose_backend(mode, endpoint)
     agent_id = agent or cfg.core.default_agent
     user_id = local_user_id()
-    backend: ChatBackend
+    backend: TuiChat
     if choice.mode == "daemon":
-        from beamclaw_cli.tui.websocket import WebSocketBackend
-
         token_secret = cfg.gateway.http.token
         token = token_secret.resolve("the gateway token") if token_secret is not None else None
-        backend = WebSocketBackend(endpoint, agent=agent_id, user_id=user_id, token=token)
+        backend = await open_daemon(endpoint, agent=agent_id, user_id=user_id, token=token)
     else:
-        from beamclaw_cli.tui.inprocess import InProcessBackend
-
-        backend = InProcessBackend(cfg, agent=agent_id, user_id=user_id, home=home)
-    await backend.start()
+        backend = await open_embedded(cfg, agent=agent_id, user_id=user_id, home=home)
     try:
         status = StatusLine(
             agent=agent_id, model=agent_model(cfg, agent_id), backend=backend.description

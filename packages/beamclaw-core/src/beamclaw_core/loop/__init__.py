@@ -15,7 +15,7 @@ if TYPE_CHECKING:
         LoopContext,
         LoopLimits,
     )
-    from beamclaw_core.loop.errors import IllegalTransition, LoopError
+    from beamclaw_core.loop.errors import EventDecodeError, IllegalTransition, LoopError
     from beamclaw_core.loop.machine import TABLE, table_rows, transition
     from beamclaw_core.loop.states import State, is_busy, state_from_json, state_to_json
     from beamclaw_core.loop.steps import Transition
@@ -48,7 +48,7 @@ else:
                 "LoopContext",
                 "LoopLimits",
             ),
-            "beamclaw_core.loop.errors": ("IllegalTransition", "LoopError"),
+            "beamclaw_core.loop.errors": ("EventDecodeError", "IllegalTransition", "LoopError"),
             "beamclaw_core.loop.machine": ("TABLE", "table_rows", "transition"),
             "beamclaw_core.loop.states": ("State", "is_busy", "state_from_json", "state_to_json"),
             "beamclaw_core.loop.steps": ("Transition",),
@@ -84,6 +84,7 @@ __all__ = [
     "Cancelled",
     "Compacted",
     "Dropped",
+    "EventDecodeError",
     "IllegalTransition",
     "LimitReached",
     "LoopContext",

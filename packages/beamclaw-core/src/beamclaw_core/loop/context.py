@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from beamclaw_core.attachments import ImageLimits
 from beamclaw_tools.types import Autonomy, ToolDef
 
 SPAWN_AGENTS_TOOL = "spawn_agents"
@@ -65,6 +66,8 @@ class LoopLimits:
     compaction_threshold_pct: int = 80
     max_subagents: int = 5
     turn_timeout_seconds: float | None = None
+    images: ImageLimits = field(default_factory=ImageLimits)
+    """What a tool's images must meet to reach the model (others become notes)."""
 
 
 @dataclass(frozen=True, slots=True)

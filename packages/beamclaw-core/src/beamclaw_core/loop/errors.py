@@ -21,3 +21,7 @@ class IllegalTransition(LoopError):  # noqa: N818 - the name the design document
         self.event = event
         self.reason = reason
         super().__init__(f"{event} is illegal in state {state}: {reason}")
+
+
+class EventDecodeError(LoopError, ValueError):
+    """A dict is not the wire form of a turn event (unknown ``type``, missing ids, bad field)."""

@@ -78,6 +78,7 @@ from beamclaw_core.loop.steps import (
     pending_calls,
     persist_synthetic,
     said_if_empty,
+    screened,
     start_call,
     subagent_report,
     synthetic_results,
@@ -312,14 +313,16 @@ def _retry(state: LlmRequesting, ctx: LoopContext, ev: RetryTimer) -> Transition
 
 def _tool_done(state: ToolExecuting, ctx: LoopContext, ev: ToolComplete) -> Transition:
     """Persist the result; start the next tool or ask the LLM again."""
-    result = ev.result
-    if result.tool_call_id != state.current.id:
+    if ev.result.tool_call_id != state.current.id:
         raise IllegalTransition("ToolExecuting", "ToolComplete", "result of another tool call")
+    result = screened(ev.result, ctx.limits.images)
     effects: list[Effect] = [
         PersistMessage(tool_message(result)),
         finished(ctx, state.turn, result),
     ]
-    return next_tool(ctx, state.turn, state.remaining, (*state.completed, result), effects)
+    # the images are stored with the message: the state keeps the results without them
+    kept = result.model_copy(update={"parts": ()}) if result.parts else result
+    return next_tool(ctx, state.turn, state.remaining, (*state.completed, kept), effects)
 
 
 def _approval(state: AwaitingApproval, ctx: LoopContext, ev: ApprovalDecision) -> Transition:

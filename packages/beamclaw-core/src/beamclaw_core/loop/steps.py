@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from beamclaw_core.attachments import ImageLimits, screen_tool_images
 from beamclaw_core.loop.context import SPAWN_AGENTS_TOOL, SUBMIT_RESULT_TOOL, LoopContext
 from beamclaw_core.loop.effects import (
     Effect,
@@ -43,7 +44,14 @@ from beamclaw_core.loop.turn_events import (
     TurnDone,
 )
 from beamclaw_core.messages import Message
-from beamclaw_tools.types import Autonomy, ToolCall, ToolResult
+from beamclaw_tools.types import (
+    Autonomy,
+    ContentPart,
+    ImagePart,
+    TextPart,
+    ToolCall,
+    ToolResult,
+)
 
 PREVIEW_CHARS = 300
 EMPTY_REPLY_TEXT = "The model returned an empty reply."
@@ -78,12 +86,28 @@ def said_if_empty(message: Message) -> Message:
     )
 
 
+def screened(result: ToolResult, limits: ImageLimits) -> ToolResult:
+    """``result`` with only the images ``limits`` accept in ``parts``; each one refused
+    is a note at the end of ``content`` instead (:func:`screen_tool_images`)."""
+    if not result.parts:
+        return result
+    images, notes = screen_tool_images(result.parts, limits, tool=result.name)
+    content = "\n".join((result.content, *notes)) if result.content else "\n".join(notes)
+    return result.model_copy(update={"content": content, "parts": images})
+
+
 def tool_message(result: ToolResult, *, synthetic: bool = False) -> Message:
+    """The tool message answering ``result``'s call: its text, then the images of its
+    ``parts`` (already :func:`screened`)."""
     meta: dict[str, Any] = {"synthetic": True} if synthetic else {}
     if result.structured is not None:
         meta["structured"] = result.structured
+    images = tuple(p for p in result.parts if isinstance(p, ImagePart))
+    content: str | tuple[ContentPart, ...] = (
+        (TextPart(text=result.content), *images) if images else result.content
+    )
     return Message.tool(
-        result.tool_call_id, result.name, result.content, is_error=result.is_error, meta=meta
+        result.tool_call_id, result.name, content, is_error=result.is_error, meta=meta
     )
 
 
@@ -112,6 +136,7 @@ def finished(ctx: LoopContext, turn: Turn, result: ToolResult) -> NotifyClient:
             tool=result.name,
             is_error=result.is_error,
             preview=result.content[:PREVIEW_CHARS],
+            images=tuple(p for p in result.parts if isinstance(p, ImagePart)),
         )
     )
 

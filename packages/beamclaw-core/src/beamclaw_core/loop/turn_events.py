@@ -14,10 +14,13 @@ no part in equality (the same event, published or not, compares equal).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from beamclaw_core.loop.errors import EventDecodeError
 from beamclaw_core.messages import Usage
+from beamclaw_tools.types import ImagePart
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,8 +40,35 @@ class TurnEvent:
         data: dict[str, Any] = {"type": self.type}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            data[f.name] = value.model_dump(mode="json") if isinstance(value, Usage) else value
+            if isinstance(value, Usage):
+                value = value.model_dump(mode="json")
+            elif isinstance(value, tuple) and value and isinstance(value[0], ImagePart):
+                value = [part.model_dump(mode="json") for part in value]
+            data[f.name] = value
         return data
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> TurnEvent:
+        """The event whose :meth:`to_dict` gave ``data`` (an event crossing a process:
+        a ``/ws`` client, another node); fields it does not know are ignored.
+
+        Raises:
+            EventDecodeError: unknown ``type``, no ``session_id``, or a field of the wrong
+                shape.
+        """
+        kind = data.get("type")
+        cls = _EVENT_TYPES.get(kind) if isinstance(kind, str) else None
+        if cls is None:
+            raise EventDecodeError(f"not a turn event type: {kind!r}")
+        if not isinstance(data.get("session_id"), str):
+            raise EventDecodeError(f"a {kind} event without a session_id")
+        values = {f.name: data[f.name] for f in dataclasses.fields(cls) if f.name in data}
+        try:
+            if "usage" in values:
+                values["usage"] = Usage.model_validate(values["usage"])
+            return cls(**values)
+        except (TypeError, ValueError) as exc:
+            raise EventDecodeError(f"a malformed {kind} event: {exc}") from exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +110,9 @@ class ToolFinished(TurnEvent):
     is_error: bool = False
     preview: str = ""
     """The first few hundred characters of the (scrubbed) result."""
+    images: tuple[ImagePart, ...] = ()
+    """The images the tool returned that reach the model (checked against
+    ``[core.attachments]``): a channel delivers them with the turn's answer."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,3 +218,17 @@ class Dropped(TurnEvent):
     type: ClassVar[str] = "dropped"
     terminal: ClassVar[bool] = True
     reason: str = ""
+
+
+def _event_types() -> dict[str, type[TurnEvent]]:
+    found: dict[str, type[TurnEvent]] = {}
+    pending: list[type[TurnEvent]] = [TurnEvent]
+    while pending:
+        for sub in pending.pop().__subclasses__():
+            found[sub.type] = sub
+            pending.append(sub)
+    return found
+
+
+_EVENT_TYPES = _event_types()
+"""Every concrete event class by its wire ``type`` (what :meth:`TurnEvent.from_dict` reads)."""

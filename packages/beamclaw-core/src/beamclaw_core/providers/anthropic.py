@@ -13,7 +13,7 @@ from typing import Any
 
 from beamclaw_core.messages import Message
 from beamclaw_core.parsing import make_id_factory
-from beamclaw_core.providers.anthropic_fold import anthropic_requests
+from beamclaw_core.providers.anthropic_fold import anthropic_request_fold
 from beamclaw_core.providers.anthropic_wire import (
     AnthropicStreamDecoder,
     parse_anthropic_completion,
@@ -51,7 +51,8 @@ class AnthropicProvider(HttpProvider):
             or self.settings.max_output_tokens
             or min(DEFAULT_MAX_TOKENS, family_max)
         )
-        array, system = anthropic_requests.request(messages, cache=cache)
+        fold = anthropic_request_fold(vision=self.sees_images(model))
+        array, system = fold.request(messages, cache=cache)
         body: dict[str, Any] = {
             "model": model,
             "max_tokens": max_tokens,

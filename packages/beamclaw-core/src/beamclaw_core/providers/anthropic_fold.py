@@ -32,6 +32,7 @@ import orjson
 from beamclaw_core.messages import Message, Role
 from beamclaw_core.providers.anthropic_wire import (
     CACHE,
+    anthropic_text_turn_memo,
     anthropic_turn_memo,
     to_anthropic_messages,
 )
@@ -109,7 +110,7 @@ class AnthropicRequests(RequestFold[Turn]):
             array = _array(head, run)
             system = _system(listed[: len(listed) - len(run.messages) + run.start], run, cache)
         if array is None:
-            array = orjson.Fragment(orjson.dumps(to_anthropic_messages(listed)))
+            array = orjson.Fragment(orjson.dumps(to_anthropic_messages(listed, turn_of=self._memo)))
         return array, system
 
 
@@ -161,3 +162,10 @@ def _system(head: list[Message], run: _TurnsRun, cache: bool) -> list[dict[str, 
 
 anthropic_requests = AnthropicRequests(anthropic_turn_memo)
 """The fold the Anthropic provider builds its requests with."""
+anthropic_text_requests = AnthropicRequests(anthropic_text_turn_memo)
+"""The same for a model that cannot see images (each image a note)."""
+
+
+def anthropic_request_fold(*, vision: bool) -> AnthropicRequests:
+    """The fold a request is built with (images, or notes)."""
+    return anthropic_requests if vision else anthropic_text_requests

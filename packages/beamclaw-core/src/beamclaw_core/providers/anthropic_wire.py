@@ -5,7 +5,10 @@ of system messages is the stable prefix (bootstrap files, instructions) and its 
 carries ``cache_control: ephemeral`` when prompt caching is on, as does the last tool.
 Assistant messages become ``thinking`` (replayed only with its signature), ``text`` and
 ``tool_use`` blocks; consecutive tool messages become one user message of ``tool_result``
-blocks (``is_error`` kept); user images become base64 ``image`` blocks. Consecutive
+blocks (``is_error`` kept; a result's images as base64 ``image`` blocks inside it, so the
+user message that shows them on other wires sends nothing here); user images become
+base64 ``image`` blocks; for a model that cannot see images each image is a note
+instead. Consecutive
 messages of the same role are merged, because the API requires alternation.
 
 Responses: ``text`` blocks are the answer; ``thinking`` blocks go to ``reasoning`` (never
@@ -20,6 +23,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from beamclaw_core.attachments import as_text_only
 from beamclaw_core.messages import Message, Role, Usage
 from beamclaw_core.parsing import IdFactory, canonical_args
 from beamclaw_core.providers.base import (
@@ -115,10 +119,12 @@ def anthropic_turn(message: Message) -> tuple[str, list[dict[str, Any]]]:
             {
                 "type": "tool_result",
                 "tool_use_id": message.tool_call_id or "",
-                "content": message.text,
+                "content": _user_content(message) if message.images else message.text,
                 **({"is_error": True} if message.is_error else {}),
             }
         ]
+    elif message.shows_tool_images:  # the tool results above hold the images already
+        return "user", []
     elif message.role is Role.ASSISTANT:
         role = "assistant"
         blocks = _assistant_content(message)
@@ -128,9 +134,16 @@ def anthropic_turn(message: Message) -> tuple[str, list[dict[str, Any]]]:
     return role, blocks
 
 
+def anthropic_text_turn(message: Message) -> tuple[str, list[dict[str, Any]]]:
+    """:func:`anthropic_turn` for a model that cannot see images: each image a note."""
+    return anthropic_turn(as_text_only(message))
+
+
 anthropic_turn_memo = MessageMemo(anthropic_turn)
 """:func:`anthropic_turn` of each message, derived once (its blocks are shared: copy the
 list before extending it, never mutate a block)."""
+anthropic_text_turn_memo = MessageMemo(anthropic_text_turn)
+""":func:`anthropic_text_turn` of each message, derived once."""
 
 
 def to_anthropic_messages(

@@ -164,12 +164,17 @@ class HttpProvider(ABC):
             self._capabilities = self._capabilities_now()
         return self._capabilities
 
+    def sees_images(self, model: str) -> bool:
+        """Whether requests for ``model`` carry images (else a note in each image's
+        place): ``supports_vision`` when set, else guessed from the model's name."""
+        if self._settings.supports_vision is not None:
+            return self._settings.supports_vision
+        key = family_key(model)
+        return any(h in key for h in _VISION_HINTS)
+
     def _capabilities_now(self) -> Capabilities:
         s = self._settings
-        vision = s.supports_vision
-        if vision is None:
-            key = family_key(s.model)
-            vision = any(h in key for h in _VISION_HINTS)
+        vision = self.sees_images(s.model)
         return Capabilities(
             context_window=context_window_for(s.model, s.context_window),
             max_output_tokens=max_output_for(s.model, s.max_output_tokens),

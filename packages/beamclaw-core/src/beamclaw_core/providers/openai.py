@@ -18,7 +18,7 @@ from beamclaw_core.providers.http_provider import HttpProvider, StreamDecoder
 from beamclaw_core.providers.openai_wire import (
     OpenAIStreamDecoder,
     encoded_openai_tools,
-    openai_messages,
+    openai_request_messages,
     parse_openai_completion,
     tool_choice,
 )
@@ -49,7 +49,7 @@ class OpenAIProvider(HttpProvider):
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": model,
-            "messages": openai_messages.array(messages),
+            "messages": openai_request_messages(vision=self.sees_images(model)).array(messages),
             "stream": stream,
         }
         if stream and self.settings.include_stream_usage:

@@ -2,8 +2,11 @@
 
 Requests: system/user/assistant/tool messages; assistant ``tool_calls`` (``arguments`` is
 the JSON text, or the model's original malformed text when it had one); tool messages with
-``tool_call_id`` and ``name``; multimodal user content as ``text``/``image_url`` parts with
-``data:`` URLs; tools as ``function`` definitions.
+``tool_call_id`` and ``name`` and their text only (the wire's tool messages cannot hold
+images: the user message the history adds after the block shows them,
+:func:`~beamclaw_core.loop.history.tool_images_message`); multimodal user content as
+``text``/``image_url`` parts with ``data:`` URLs, or, for a model that cannot see images,
+a note in each image's place; tools as ``function`` definitions.
 
 Responses: ``choices[0].message`` (``content``, ``tool_calls``, ``reasoning`` or
 ``reasoning_content``), ``finish_reason`` and ``usage`` (with cached and reasoning token
@@ -20,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from beamclaw_core.attachments import as_text_only
 from beamclaw_core.messages import Message, Role, Usage
 from beamclaw_core.parsing import IdFactory, canonical_args
 from beamclaw_core.providers.base import (
@@ -96,6 +100,12 @@ def encoded_openai_message(message: Message) -> bytes:
     return orjson.dumps(to_openai_message(message))
 
 
+def encoded_openai_text_message(message: Message) -> bytes:
+    """:func:`encoded_openai_message` for a model that cannot see images: each image a
+    note (:func:`~beamclaw_core.attachments.as_text_only`)."""
+    return encoded_openai_message(as_text_only(message))
+
+
 openai_message_memo = MessageMemo(encoded_openai_message)
 """:func:`encoded_openai_message` of each message, derived once: a request about a long
 history neither rebuilds nor re-encodes the messages it sent before."""
@@ -105,6 +115,16 @@ openai_messages = JoinedEncodings(openai_message_memo)
 ``orjson.dumps`` of the body embeds it verbatim, byte for byte what encoding the dicts
 there would give, and a request continuing an earlier one copies that one's bytes
 instead of joining a piece per message."""
+
+openai_text_message_memo = MessageMemo(encoded_openai_text_message)
+openai_text_messages = JoinedEncodings(openai_text_message_memo)
+""":data:`openai_messages` for models that cannot see images (their own derived forms,
+cached the same way)."""
+
+
+def openai_request_messages(*, vision: bool) -> JoinedEncodings:
+    """The fold a request's ``messages`` array is built with (images, or notes)."""
+    return openai_messages if vision else openai_text_messages
 
 
 def to_openai_tool(tool: ToolDef) -> dict[str, Any]:

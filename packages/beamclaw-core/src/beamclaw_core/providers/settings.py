@@ -79,7 +79,8 @@ class ProviderSettings(Section):
     max_output_tokens: int | None = Field(default=None, ge=1)
     """Default ``max_tokens``; Anthropic requires one (table value or 8192 otherwise)."""
     supports_vision: bool | None = None
-    """Overrides the guess from the model name."""
+    """Whether requests carry images (false: a short note in each image's place); None
+    guesses from the model name."""
     pricing: dict[str, ModelPrice] = Field(default_factory=dict)
     """USD per million tokens by model name or pattern; overrides the built-in table."""
 

@@ -33,7 +33,8 @@ def estimate_tokens(text: str) -> int:
 def count_message_tokens(message: Message) -> int:
     """Tokens one message costs in a prompt, tool calls and images included (computed)."""
     total = MESSAGE_OVERHEAD_TOKENS + estimate_tokens(message.text)
-    total += IMAGE_TOKENS * len(message.images)
+    if not message.shows_tool_images:  # (its images are counted with their tool results)
+        total += IMAGE_TOKENS * len(message.images)
     for call in message.tool_calls:
         total += estimate_tokens(call.name) + estimate_tokens(
             call.raw_args if call.raw_args is not None else json.dumps(call.args)

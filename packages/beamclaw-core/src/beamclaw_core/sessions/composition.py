@@ -170,6 +170,7 @@ def lane_ports(
             session=session,
             extra=subagent_tools(is_sub_agent),
             grant=allow_tool,
+            media_max_bytes=rt.settings.attachments.max_image_bytes,
         ),
         log=StoredConversation(
             store=rt.store,

@@ -14,6 +14,10 @@ Invariants:
 * ``draft`` is the text streamed so far by the attempt that is still current: a
   ``Retrying`` with ``discard_partial`` drops what the failed attempt streamed, as
   renderers do, so the draft never shows text that will not be part of the answer.
+* ``images`` are the images the turn's tools returned that reached the model
+  (``ToolFinished.images``, in order): a completed result carries them, so a channel
+  delivers them with the answer (``Outbound.attachments``); a turn that did not
+  complete carries none.
 * ``awaiting`` is the approval the turn waits for, if any: set by
   ``ApprovalRequested``, cleared by its ``ApprovalResolved`` and by the turn's end.
 * A fold is fed one turn's events, as a :class:`~beamclaw_core.sessions.bus.TurnHandle`
@@ -35,11 +39,13 @@ from beamclaw_core.loop.turn_events import (
     LimitReached,
     Retrying,
     TextChunk,
+    ToolFinished,
     TurnDone,
     TurnError,
     TurnEvent,
 )
 from beamclaw_core.messages import Usage
+from beamclaw_tools import ImagePart
 
 TurnStatus = Literal["completed", "failed", "cancelled", "dropped"]
 
@@ -57,6 +63,9 @@ class TurnResult:
     finish_reason: Literal["stop", "length"] = "stop"
     error_kind: str | None = None
     error_message: str | None = None
+    images: tuple[ImagePart, ...] = ()
+    """The images the turn's tools returned (completed turns only), to deliver with
+    the answer."""
 
     @property
     def message(self) -> str:
@@ -65,9 +74,15 @@ class TurnResult:
 
 
 def result_of(
-    session_id: str, turn_id: str, terminal: TurnEvent, *, length: bool = False
+    session_id: str,
+    turn_id: str,
+    terminal: TurnEvent,
+    *,
+    length: bool = False,
+    images: tuple[ImagePart, ...] = (),
 ) -> TurnResult:
-    """The result a terminal event stands for (``length``: a bound cut the answer)."""
+    """The result a terminal event stands for (``length``: a bound cut the answer;
+    ``images``: what the turn's tools returned, kept when it completed)."""
     if isinstance(terminal, TurnDone):
         return TurnResult(
             session_id,
@@ -77,6 +92,7 @@ def result_of(
             terminal.usage,
             terminal.model,
             "length" if length else "stop",
+            images=images,
         )
     if isinstance(terminal, TurnError):
         return TurnResult(
@@ -100,6 +116,7 @@ class TurnFold:
         self.awaiting: ApprovalRequested | None = None
         self.result: TurnResult | None = None
         self._draft: list[str] = []
+        self._images: list[ImagePart] = []
 
     @property
     def draft(self) -> str:
@@ -115,6 +132,8 @@ class TurnFold:
             self._draft.clear()
         elif isinstance(event, LimitReached):
             self.length = True
+        elif isinstance(event, ToolFinished):
+            self._images.extend(event.images)
         elif isinstance(event, ApprovalRequested):
             self.awaiting = event
         elif (
@@ -125,7 +144,13 @@ class TurnFold:
             self.awaiting = None
         if event.terminal:
             self.awaiting = None
-            self.result = result_of(self.session_id, self.turn_id, event, length=self.length)
+            self.result = result_of(
+                self.session_id,
+                self.turn_id,
+                event,
+                length=self.length,
+                images=tuple(self._images),
+            )
         return self.result
 
     def end(self, terminal: TurnEvent) -> TurnResult:

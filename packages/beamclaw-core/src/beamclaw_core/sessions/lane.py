@@ -113,13 +113,15 @@ class SessionLane:
         source_message_id: str | None = None,
         channel: str | None = None,
         drafts: bool = True,
+        scheduled: bool = False,
     ) -> TurnHandle:
         """Queue a message (a command acts at once); returns its handle, subscribed before
         anything can happen, once the message is durable: stored in the queue behind a
         turn, or — handed to an idle worker — stored by its turn's first commit
         (:mod:`~beamclaw_core.sessions.receipts`).
 
-        ``drafts``: the sender wants the answer as it streams; see :meth:`Core.send`."""
+        ``drafts``: the sender wants the answer as it streams; see :meth:`Core.send`.
+        ``scheduled``: the scheduler sent it (``collect`` never merges it with another)."""
         now = self.rt.clock()
         run_id = uuid.uuid4().hex
         handle = self.publisher.open(run_id, drafts)
@@ -138,6 +140,7 @@ class SessionLane:
             source_message_id,
             channel or self.channel,
             queued_behind=behind,
+            scheduled=scheduled,
             persisted=behind,
         )
         if isinstance(decision, HandOver):
@@ -328,6 +331,7 @@ class SessionLane:
                 compaction_threshold_pct=loop.compaction_threshold_pct,
                 max_subagents=loop.max_subagents,
                 turn_timeout_seconds=loop.turn_timeout_seconds,
+                images=s.attachments.limits(),
             ),
         )
 

@@ -53,7 +53,7 @@ class LaneQueue:
     def _state(self, turn_running: bool) -> QueueState:
         cfg = self._rt.settings.queue
         return QueueState(
-            queued=tuple(Waiting(r.id, r.queued_behind) for r in self._runs),
+            queued=tuple(Waiting(r.id, r.queued_behind, r.scheduled) for r in self._runs),
             turn_running=turn_running,
             mode=cfg.mode,
             cap=cfg.cap,

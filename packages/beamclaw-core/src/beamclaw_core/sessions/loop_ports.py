@@ -26,7 +26,9 @@ from beamclaw_core.loop.turn_events import TurnEvent
 from beamclaw_core.messages import Message
 from beamclaw_core.providers import Provider
 from beamclaw_core.store import ConversationStore, View
+from beamclaw_core.tool_media import attach_media
 from beamclaw_tools import SessionRef, ToolCall, ToolDef, ToolPolicy, ToolRegistry, ToolResult
+from beamclaw_tools.paths import WorkspaceRoots
 
 CompactFn = Callable[[Literal["threshold", "overflow"], int], Awaitable[CompactionDone]]
 """``(reason, context window) -> CompactionDone``: compact one conversation."""
@@ -58,6 +60,9 @@ class RegistryTools:
     extra: tuple[ToolDef, ...]
     grant: Callable[[str], Awaitable[None]]
     """Records a durable ``always`` grant (the person's allowlist)."""
+    media_max_bytes: int = 0
+    """The largest image a ``MEDIA:`` line may attach (:mod:`beamclaw_core.tool_media`);
+    0: such lines are left as they are."""
 
     def definitions(self) -> tuple[ToolDef, ...]:
         listed = self.registry.listed(self.policy) if self.registry is not None else ()
@@ -71,7 +76,11 @@ class RegistryTools:
                 is_error=True,
                 content=f"unknown tool {call.name!r}: no tools are configured",
             )
-        return await self.registry.execute(call, self.session, policy=self.policy)
+        result = await self.registry.execute(call, self.session, policy=self.policy)
+        if self.media_max_bytes <= 0 or result.is_error:
+            return result
+        roots = WorkspaceRoots.for_session(self.session)
+        return await attach_media(result, roots, self.media_max_bytes)
 
     async def allow(self, tool: str) -> None:
         await self.grant(tool)

@@ -18,8 +18,11 @@ Invariants (property-tested in ``tests/sessions/test_queue_policy.py``):
 * Commands never queue; messages share one priority and are taken in arrival order.
 * :class:`HandOver` only when no turn runs and nothing is queued; ``interrupt`` only
   while a turn runs; :class:`Take` never names a run that is not queued.
-* ``collect`` takes the whole queue; the debounce waits only for runs that arrived behind
-  a turn, and only until ``debounce`` seconds after the newest arrival.
+* ``collect`` takes the whole queue — except that a *scheduled* run (a scheduler job or a
+  heartbeat) is never merged with anything: it is taken alone when it is first, and a
+  run of people's messages is taken only up to the first scheduled run behind it; the
+  debounce waits only for runs that arrived behind a turn, and only until ``debounce``
+  seconds after the newest arrival.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ class Waiting:
     run_id: str
     behind: bool
     """It arrived while the lane was busy (``collect`` debounces such runs)."""
+    scheduled: bool = False
+    """Sent by the scheduler, not a person: ``collect`` never merges it with another run."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,10 +140,16 @@ def take(state: QueueState, now: float) -> TakeDecision:
     """What the free worker takes at ``now``."""
     if not state.queued:
         return WaitForWork()
-    if state.mode != "collect":
-        return Take((state.queued[0].run_id,))
+    first = state.queued[0]
+    if state.mode != "collect" or first.scheduled:
+        return Take((first.run_id,))
     if state.debounce > 0 and any(w.behind for w in state.queued):
         wait = state.last_arrival + state.debounce - now
         if wait > 0:
             return Debounce(wait)
-    return Take(tuple(w.run_id for w in state.queued))
+    people: list[str] = []
+    for waiting in state.queued:
+        if waiting.scheduled:
+            break
+        people.append(waiting.run_id)
+    return Take(tuple(people))

@@ -38,6 +38,8 @@ class PendingRun:
     channel: str | None = None
     queued_behind: bool = False
     """It arrived while a turn was running (collect mode debounces such runs)."""
+    scheduled: bool = False
+    """Sent by the scheduler (a job, a heartbeat): never merged with another run."""
     persisted: bool = True
     """It is in the stored queue. A run handed straight to an idle lane is not: its turn's
     first commit is what makes it durable (``SessionLane.submit``)."""
@@ -59,6 +61,7 @@ class PendingRun:
             "source_message_id": self.source_message_id,
             "channel": self.channel,
             "queued_behind": self.queued_behind,
+            "scheduled": self.scheduled,
         }
 
     @classmethod
@@ -74,6 +77,7 @@ class PendingRun:
             data.get("source_message_id"),
             data.get("channel"),
             bool(data.get("queued_behind", False)),
+            bool(data.get("scheduled", False)),
         )
 
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
         ConversationRecord,
         PendingRunRecord,
         StoredMessage,
+        UsageRow,
         View,
     )
 else:
@@ -30,6 +31,7 @@ else:
                 "ConversationRecord",
                 "PendingRunRecord",
                 "StoredMessage",
+                "UsageRow",
                 "View",
             ),
             "beamclaw_core.store.ids": (
@@ -51,6 +53,7 @@ __all__ = [
     "PendingRunRecord",
     "Sharing",
     "StoredMessage",
+    "UsageRow",
     "View",
     "derive_session_id",
     "local_user_id",

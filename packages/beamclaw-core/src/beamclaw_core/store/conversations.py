@@ -32,6 +32,7 @@ from beamclaw_core.store.records import (
     ConversationRecord,
     PendingRunRecord,
     StoredMessage,
+    UsageRow,
     View,
 )
 from beamclaw_memory import Database, Unit
@@ -119,6 +120,14 @@ class ConversationStore:
     async def cost_since(self, agent_id: str, since: float) -> float:
         """USD spent by ``agent_id``'s conversations (children included) since ``since``."""
         return await self.db.read(lambda unit: listing.cost_since(unit, agent_id, since))
+
+    async def message_counts(self) -> dict[str, int]:
+        """Stored messages per conversation (those with none are absent)."""
+        return await self.db.read(listing.message_counts)
+
+    async def usage_since(self, since: float) -> list[UsageRow]:
+        """Recorded usage of every message since ``since``, oldest first (usage reports)."""
+        return await self.db.read(lambda unit: listing.usage_since(unit, since))
 
     async def touch(self, conversation_id: str, now: float) -> None:
         await self.db.write(lambda unit: rows.touch(unit, conversation_id, now))

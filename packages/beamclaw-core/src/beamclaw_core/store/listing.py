@@ -12,7 +12,7 @@ from collections.abc import Collection
 import sqlalchemy as sa
 
 from beamclaw_core.store.conversation_rows import record
-from beamclaw_core.store.records import ConversationRecord
+from beamclaw_core.store.records import MESSAGE, ConversationRecord, UsageRow
 from beamclaw_core.store.tables import conversations, messages
 from beamclaw_memory import Unit
 
@@ -42,6 +42,34 @@ def cost_since(unit: Unit, agent_id: str, since: float) -> float:
         .where(conversations.c.agent_id == agent_id, messages.c.created_at >= since)
     )
     return float(unit.execute(query).scalar() or 0.0)
+
+
+def message_counts(unit: Unit) -> dict[str, int]:
+    """Stored messages (markers excluded) per conversation that has any."""
+    query = (
+        sa.select(messages.c.conversation_id, sa.func.count())
+        .where(messages.c.kind == MESSAGE)
+        .group_by(messages.c.conversation_id)
+    )
+    return {str(r[0]): int(r[1]) for r in unit.execute(query)}
+
+
+def usage_since(unit: Unit, since: float) -> list[UsageRow]:
+    """Every message with recorded usage since ``since`` (children included, under their
+    own agent), oldest first."""
+    query = (
+        sa.select(
+            conversations.c.agent_id,
+            messages.c.created_at,
+            messages.c.usage,
+            messages.c.cost_usd,
+        )
+        .select_from(messages.join(conversations, messages.c.conversation_id == conversations.c.id))
+        .where(messages.c.kind == MESSAGE, messages.c.created_at >= since)
+        .order_by(messages.c.created_at)
+    )
+    # a message without usage holds JSON null (not SQL NULL): skipped here, not in SQL
+    return [UsageRow(str(r[0]), float(r[1]), dict(r[2]), r[3]) for r in unit.execute(query) if r[2]]
 
 
 def inactive(unit: Unit, before: float, *, keep: Collection[str]) -> list[str]:

@@ -59,3 +59,14 @@ class View:
     messages: list[Message]
     first_seq: int
     """Sequence number of the first raw message in the view."""
+
+
+@dataclass(frozen=True, slots=True)
+class UsageRow:
+    """The recorded usage of one stored message (an LLM call's answer)."""
+
+    agent_id: str
+    created_at: float
+    usage: dict[str, Any]
+    """``Usage`` as stored (``prompt_tokens``, ``completion_tokens``, ``total_tokens``...)."""
+    cost_usd: float | None

@@ -5,6 +5,7 @@
   127.0.0.1 (aiohttp), scripted with :class:`FakeReply` and fault steps, recording every
   request body exactly.
 * :class:`FailingDatabase` — a real database whose writes fail on demand (store outages).
+* :func:`png_image`, :class:`ImageTool` — real PNG files, and a tool that returns images.
 """
 
 from beamclaw_core.testing.fake_anthropic import FakeAnthropicServer
@@ -25,6 +26,7 @@ from beamclaw_core.testing.fake_steps import (
 from beamclaw_core.testing.fake_steps import Hang as ServerHang
 from beamclaw_core.testing.faults import FailingDatabase
 from beamclaw_core.testing.harness import EchoTool, VirtualTime, quiet_core_settings
+from beamclaw_core.testing.images import ImageTool, png_bytes, png_image
 from beamclaw_core.testing.scripted import (
     CallTool,
     CallTools,
@@ -53,6 +55,7 @@ __all__ = [
     "FakeToolCall",
     "Hang",
     "HttpFault",
+    "ImageTool",
     "InvalidJSON",
     "RawBody",
     "RecordedRequest",
@@ -66,5 +69,7 @@ __all__ = [
     "StreamError",
     "Truncate",
     "VirtualTime",
+    "png_bytes",
+    "png_image",
     "quiet_core_settings",
 ]

@@ -8,7 +8,6 @@ the HTTP shell does the long-poll wait around :meth:`BotState.deliverable`.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from functools import partial
@@ -99,8 +98,7 @@ def get_webhook_info(state: BotState, p: Params, uploads: dict[str, Upload]) -> 
 
 
 def _commands_key(p: Params) -> tuple[str, str]:
-    scope = p.mapping("scope") or {"type": "default"}
-    return json.dumps(scope, sort_keys=True), p.string("language_code") or ""
+    return BotState.commands_key(p.mapping("scope"), p.string("language_code"))
 
 
 def set_my_commands(state: BotState, p: Params, uploads: dict[str, Upload]) -> bool:

@@ -147,13 +147,17 @@ class _Target:
     chat_id: int
     chat: dict[str, Any]
     markup: dict[str, Any] | None
+    """The ``reply_markup`` as sent (any kind), validated."""
     reply_to: dict[str, Any] | None
 
 
 def _target(state: BotState, p: Params) -> _Target:
     chat_id = p.chat_id()
     chat = state.chat(chat_id)
-    return _Target(chat_id, chat, _inline_markup(p), _reply_target(state, p, chat_id))
+    markup = p.mapping("reply_markup")
+    if markup is not None:
+        check_reply_markup(markup)
+    return _Target(chat_id, chat, markup, _reply_target(state, p, chat_id))
 
 
 def _store_sent(
@@ -172,7 +176,8 @@ def _store_sent(
     if reply_to is not None:
         message["reply_to_message"] = reply_to
         sent.reply_to_message_id = reply_to["message_id"]
-    message = _with_markup(message, markup)
+    inline = markup if markup is not None and "inline_keyboard" in markup else None
+    message = _with_markup(message, inline)
     sent.reply_markup = markup
     state.messages[(sent.chat_id, sent.message_id)] = message
     state.sent[(sent.chat_id, sent.message_id)] = sent
@@ -256,7 +261,7 @@ def _apply_edit(
         sent.caption = raw
     sent.edits.append(raw)
     sent.parse_mode, sent.plain_text, sent.entities = parse_mode, plain, entities
-    if markup != sent.reply_markup:
+    if markup != message.get("reply_markup"):
         sent.markup_edits += 1
     sent.reply_markup = markup
     return edited

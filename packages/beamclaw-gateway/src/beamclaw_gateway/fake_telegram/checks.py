@@ -2,7 +2,9 @@
 
 * :func:`render_text` — ``parse_mode`` (HTML parsed strictly, see
   :mod:`~beamclaw_gateway.fake_telegram.telegram_html`), emptiness and the length limits
-  (4096 for message text, 1024 for captions, counted after parsing, in characters).
+  (4096 for message text, 1024 for captions, counted after parsing in UTF-16 code units,
+  Telegram's unit for text: the stricter reading of "4096 characters", so text that fits
+  the fake fits Telegram — an emoji counts 2).
   ``MarkdownV2``/``Markdown`` are accepted but not parsed: their text is kept as sent.
 * :func:`check_reply_markup` — inline keyboards (button text, exactly one action,
   ``callback_data`` of 1-64 bytes → ``BUTTON_DATA_INVALID``), reply keyboards,
@@ -17,7 +19,7 @@ import re
 from typing import Any
 
 from beamclaw_gateway.fake_telegram.errors import BotApiError
-from beamclaw_gateway.fake_telegram.telegram_html import parse_html
+from beamclaw_gateway.fake_telegram.telegram_html import parse_html, utf16_len
 
 MAX_TEXT = 4096
 MAX_CAPTION = 1024
@@ -61,11 +63,11 @@ def render_text(
     else:
         raise BotApiError.bad_request("unsupported parse_mode")
     if caption:
-        if len(plain) > MAX_CAPTION:
+        if utf16_len(plain) > MAX_CAPTION:
             raise BotApiError.bad_request("message caption is too long")
     elif not plain.strip():
         raise BotApiError.bad_request("message text is empty")
-    elif len(plain) > MAX_TEXT:
+    elif utf16_len(plain) > MAX_TEXT:
         raise BotApiError.bad_request("message is too long")
     return plain, found
 
@@ -112,11 +114,11 @@ def _check_inline_button(button: Any) -> None:
             raise BotApiError.bad_request("BUTTON_URL_INVALID")
 
 
-def check_commands(commands: list[Any]) -> list[dict[str, str]]:
+def check_commands(commands: list[Any]) -> list[dict[str, Any]]:
     """The ``BotCommand`` list of a ``setMyCommands`` call, validated."""
     if len(commands) > 100:
         raise BotApiError.bad_request("too many commands specified")
-    checked: list[dict[str, str]] = []
+    checked: list[dict[str, Any]] = []
     for item in commands:
         if not isinstance(item, dict):
             raise BotApiError.bad_request("can't parse BotCommand JSON object")
@@ -125,5 +127,5 @@ def check_commands(commands: list[Any]) -> list[dict[str, str]]:
             raise BotApiError.bad_request("BOT_COMMAND_INVALID")
         if not isinstance(description, str) or not 1 <= len(description) <= 256:
             raise BotApiError.bad_request("BOT_COMMAND_DESCRIPTION_INVALID")
-        checked.append({"command": command, "description": description})
+        checked.append({k: v for k, v in item.items() if v is not None})
     return checked

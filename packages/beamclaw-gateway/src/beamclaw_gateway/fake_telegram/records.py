@@ -17,7 +17,7 @@ from typing import Any
 class Call:
     """One Bot API call as the fake received it.
 
-    ``params`` are decoded: integers, booleans and the JSON-serialised fields
+    ``params`` are decoded (raw strings if the token was refused): integers, booleans and the JSON-serialised fields
     (``reply_markup``, ``reply_parameters``, ``entities``, ``allowed_updates``, ``commands``…)
     are Python values, everything else is the string sent. ``files`` holds uploaded bytes,
     keyed by the parameter that references them (``photo``, ``document``), whether sent as
@@ -55,6 +55,8 @@ class SentMessage:
     plain_text: str = ""
     entities: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     reply_markup: dict[str, Any] | None = None
+    """The markup as sent (inline or reply keyboard…); after an edit, the message's inline
+    keyboard (None once an edit removed it)."""
     reply_to_message_id: int | None = None
     file: bytes | None = None
     file_name: str | None = None

@@ -19,8 +19,6 @@ does when two bot instances poll). Stopping answers pending requests with 503.
 
 from __future__ import annotations
 
-import asyncio
-import json
 import socket
 import time
 from collections import deque
@@ -32,7 +30,6 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from beamclaw_gateway.fake_telegram import inbound
 from beamclaw_gateway.fake_telegram.api import (
     SUCCESS_DESCRIPTIONS,
     canonical_name,
@@ -43,12 +40,10 @@ from beamclaw_gateway.fake_telegram.errors import BotApiError
 from beamclaw_gateway.fake_telegram.params import Params, decode_params, resolve_uploads
 from beamclaw_gateway.fake_telegram.records import (
     Call,
-    CallbackAnswer,
-    SentMessage,
-    WebhookInfo,
 )
 from beamclaw_gateway.fake_telegram.report import dump
 from beamclaw_gateway.fake_telegram.state import BotState
+from beamclaw_gateway.fake_telegram.user_actions import UserActions
 from beamclaw_gateway.fake_telegram.wire import default_description, failure, ok, read_params
 
 HOST = "127.0.0.1"
@@ -67,7 +62,7 @@ class _Fault:
     raw_body: str | None
 
 
-class FakeBotApi:
+class FakeBotApi(UserActions):
     """A fake Telegram Bot API server for one bot token; an async context manager."""
 
     def __init__(
@@ -81,10 +76,12 @@ class FakeBotApi:
     ) -> None:
         prefix = token.split(":", 1)[0]
         self.token = token
-        self.state = BotState(
-            bot_id=int(prefix) if prefix.isdigit() else 1,
-            bot_username=bot_username,
-            bot_first_name=bot_first_name,
+        super().__init__(
+            BotState(
+                bot_id=int(prefix) if prefix.isdigit() else 1,
+                bot_username=bot_username,
+                bot_first_name=bot_first_name,
+            )
         )
         self.calls: list[Call] = []
         """Every API call, in arrival order (see :class:`Call`)."""
@@ -95,7 +92,6 @@ class FakeBotApi:
         self._faults: dict[str, deque[_Fault]] = {}
         self._hang = False
         self._reject = False
-        self._changed = asyncio.Event()
         self._poll_seq = 0
         self._polling = 0
         self._stopping = False
@@ -149,149 +145,11 @@ class FakeBotApi:
     ) -> None:
         await self.stop()
 
-    # -- the bot and its chats ---------------------------------------------------------
-
-    @property
-    def bot_id(self) -> int:
-        return self.state.bot_id
-
-    @property
-    def bot_username(self) -> str:
-        return self.state.bot_username
-
-    @property
-    def webhook(self) -> WebhookInfo | None:
-        """The webhook ``setWebhook`` registered (None before, or after ``deleteWebhook``)."""
-        return self.state.webhook
-
-    @property
-    def pending_updates(self) -> list[dict[str, Any]]:
-        """Queued updates no ``getUpdates`` has confirmed yet (a copy)."""
-        return list(self.state.updates)
-
-    @property
-    def callback_answers(self) -> list[CallbackAnswer]:
-        return list(self.state.callback_answers)
-
     @property
     def polling(self) -> int:
-        """How many ``getUpdates`` requests are waiting for an answer right now."""
+        """How many ``getUpdates`` requests are unanswered right now (including ones whose
+        client gave up: the fake answers them when their wait ends)."""
         return self._polling
-
-    def messages(self, chat_id: int) -> list[SentMessage]:
-        """What the bot sent into a chat, oldest first (deleted ones included, flagged)."""
-        return self.state.sent_in(chat_id)
-
-    def commands(
-        self, scope: dict[str, Any] | None = None, language_code: str = ""
-    ) -> list[dict[str, str]]:
-        """The ``setMyCommands`` list for a scope (default scope when None)."""
-        key = json.dumps(scope or {"type": "default"}, sort_keys=True), language_code
-        return list(self.state.commands.get(key, []))
-
-    def add_chat(self, chat_id: int, chat_type: str = "private", **names: str) -> None:
-        """Make a chat exist before any user wrote in it (``username``, ``first_name``,
-        ``title``), e.g. for a bot that messages first."""
-        self.state.add_chat(chat_id, chat_type, **names)
-
-    def block(self, chat_id: int, blocked: bool = True) -> None:
-        """The user blocks (or unblocks) the bot: sends answer 403 Forbidden."""
-        if blocked:
-            self.state.blocked.add(chat_id)
-        else:
-            self.state.blocked.discard(chat_id)
-
-    # -- what users do (each queues one update and wakes long polls) -------------------
-
-    def push_message(
-        self,
-        chat_id: int,
-        from_id: int,
-        text: str,
-        *,
-        chat_type: str = "private",
-        username: str | None = None,
-        first_name: str | None = None,
-        reply_to_message_id: int | None = None,
-        entities: list[dict[str, Any]] | None = None,
-    ) -> dict[str, Any]:
-        """A user's text message; returns the ``Message`` dict. ``entities`` default to the
-        ``bot_command`` entity Telegram detects for a leading ``/command``."""
-        message = inbound.push_message(
-            self.state,
-            chat_id,
-            from_id,
-            text,
-            chat_type=chat_type,
-            username=username,
-            first_name=first_name,
-            reply_to_message_id=reply_to_message_id,
-            entities=entities,
-        )
-        self._notify()
-        return message
-
-    def push_photo(
-        self, chat_id: int, from_id: int, data: bytes, caption: str | None = None, **kw: Any
-    ) -> dict[str, Any]:
-        """A photo (three sizes, smallest first); ``kw``: ``chat_type``, ``username``."""
-        return self._push_media(
-            chat_id, from_id, inbound.photo_content(self.state, data), caption, kw
-        )
-
-    def push_document(
-        self,
-        chat_id: int,
-        from_id: int,
-        data: bytes,
-        file_name: str = "file.bin",
-        mime_type: str | None = "application/octet-stream",
-        caption: str | None = None,
-        **kw: Any,
-    ) -> dict[str, Any]:
-        content = inbound.document_content(self.state, data, file_name, mime_type)
-        return self._push_media(chat_id, from_id, content, caption, kw)
-
-    def push_voice(
-        self, chat_id: int, from_id: int, data: bytes, duration: int = 1, **kw: Any
-    ) -> dict[str, Any]:
-        content = inbound.voice_content(self.state, data, duration)
-        return self._push_media(chat_id, from_id, content, None, kw)
-
-    def push_callback(
-        self, chat_id: int, from_id: int, message_id: int, data: str, username: str | None = None
-    ) -> dict[str, Any]:
-        """A press on an inline button of ``message_id``; returns the ``CallbackQuery``."""
-        query = inbound.push_callback(
-            self.state, chat_id, from_id, message_id, data, username=username
-        )
-        self._notify()
-        return query
-
-    def push_edited_message(
-        self, chat_id: int, from_id: int, message_id: int, text: str
-    ) -> dict[str, Any]:
-        edited = inbound.push_edited_message(self.state, chat_id, from_id, message_id, text)
-        self._notify()
-        return edited
-
-    def push_update(self, update: dict[str, Any]) -> dict[str, Any]:
-        """Queue any Update dict (numbered unless it has an ``update_id``); returns it."""
-        queued = self.state.enqueue(update)
-        self._notify()
-        return queued
-
-    def _push_media(
-        self,
-        chat_id: int,
-        from_id: int,
-        content: dict[str, Any],
-        caption: str | None,
-        kw: dict[str, Any],
-    ) -> dict[str, Any]:
-        message = inbound.push_media(self.state, chat_id, from_id, content, caption=caption, **kw)
-        self._notify()
-        return message
 
     # -- faults ------------------------------------------------------------------------
 
@@ -397,17 +255,6 @@ class FakeBotApi:
         return [await self.deliver_webhook(update) for update in list(self.state.updates)]
 
     # -- serving -----------------------------------------------------------------------
-
-    def _notify(self) -> None:
-        event, self._changed = self._changed, asyncio.Event()
-        event.set()
-
-    async def _changed_within(self, seconds: float) -> None:
-        event = self._changed
-        try:
-            await asyncio.wait_for(event.wait(), seconds)
-        except TimeoutError:
-            return
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         call = Call(canonical_name(request.match_info["method"]), {}, {}, time.monotonic())

@@ -13,6 +13,7 @@ Pure and synchronous (the clock is injected); the HTTP shell in
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -59,8 +60,8 @@ class BotState:
     allowed_updates: tuple[str, ...] = ()
     """The last ``allowed_updates`` a bot set (empty: Telegram's default set)."""
     webhook: WebhookInfo | None = None
-    commands: dict[tuple[str, str], list[dict[str, str]]] = field(
-        default_factory=dict[tuple[str, str], list[dict[str, str]]]
+    commands: dict[tuple[str, str], list[dict[str, Any]]] = field(
+        default_factory=dict[tuple[str, str], list[dict[str, Any]]]
     )
     """``setMyCommands`` lists by (scope as JSON, language code)."""
     callbacks: dict[str, bool] = field(default_factory=dict[str, bool])
@@ -124,6 +125,11 @@ class BotState:
 
     def now(self) -> int:
         return int(self.clock())
+
+    @staticmethod
+    def commands_key(scope: dict[str, Any] | None, language_code: str | None) -> tuple[str, str]:
+        """The key of a ``setMyCommands`` list: (scope as sorted JSON, language code)."""
+        return json.dumps(scope or {"type": "default"}, sort_keys=True), language_code or ""
 
     # -- files --------------------------------------------------------------------------
 
@@ -257,7 +263,6 @@ class BotState:
     def stored(self, chat_id: int, message_id: int, *, action: str) -> dict[str, Any]:
         """A live message, or Telegram's 400 "message to <action> not found"."""
         message = self.messages.get((chat_id, message_id))
-        sent = self.sent.get((chat_id, message_id))
-        if message is None or (sent is not None and sent.deleted):
+        if message is None:  # never sent, or deleted
             raise BotApiError.bad_request(f"message to {action} not found")
         return message

@@ -1,14 +1,14 @@
 """BeamClaw as an MCP server: conversations and approvals for other MCP clients.
 
-:func:`build_server` wraps a :class:`~beamclaw_mcp.serve.backend.ConversationBackend` in the
-SDK's ``MCPServer`` with five tools — ``list_conversations``, ``read_messages``,
+:func:`build_server` wraps :class:`~beamclaw_gateway.mcp_serve.tools.ConversationTools` in
+the SDK's ``MCPServer`` with five tools — ``list_conversations``, ``read_messages``,
 ``send_message``, ``list_pending_approvals``, ``respond_to_approval`` — each returning
 structured content. :func:`serve_stdio` runs it on stdin/stdout; :func:`http_app` returns
 the streamable-HTTP ASGI app (served by the caller's ASGI server — the CLI/gateway layer),
 guarded by a bearer token when one is given (constant-time comparison).
 
-Invariants: backend failures never crash the server (they become tool errors, see the
-backend's error contract); every text sent to the client passes the scrubber.
+Invariants: failures never crash the server (they become tool errors, see the tools'
+error contract); every text sent to the client passes the scrubber.
 """
 
 from __future__ import annotations
@@ -20,15 +20,14 @@ from typing import Any, TypeVar
 from loguru import logger
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel
 
-from beamclaw_mcp._version import __version__
-from beamclaw_mcp.serve.backend import (
+from beamclaw_gateway._version import __version__
+from beamclaw_gateway.mcp_serve.tools import ConversationTools
+from beamclaw_gateway.mcp_serve.views import (
+    ApprovalList,
     ApprovalOutcome,
-    ConversationBackend,
-    ConversationSummary,
-    MessageView,
-    PendingApproval,
+    ConversationList,
+    MessageList,
     SendResult,
 )
 from beamclaw_obs import scrub
@@ -45,19 +44,6 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
-class ConversationList(BaseModel):
-    conversations: list[ConversationSummary]
-
-
-class MessageList(BaseModel):
-    conversation_id: str
-    messages: list[MessageView]
-
-
-class ApprovalList(BaseModel):
-    approvals: list[PendingApproval]
-
-
 async def _guard(call: Awaitable[_T]) -> _T:
     try:
         return await call
@@ -66,12 +52,12 @@ async def _guard(call: Awaitable[_T]) -> _T:
     except ToolError:
         raise
     except Exception as exc:
-        logger.exception("MCP serve backend failed")
+        logger.exception("MCP serve tool failed")
         raise ToolError("internal error in BeamClaw (see its log)") from exc
 
 
-def build_server(backend: ConversationBackend, *, name: str = SERVER_NAME) -> MCPServer:
-    """An ``MCPServer`` exposing ``backend`` (see the module docstring)."""
+def build_server(backend: ConversationTools, *, name: str = SERVER_NAME) -> MCPServer:
+    """An ``MCPServer`` exposing ``backend``'s tools (see the module docstring)."""
     server: MCPServer = MCPServer(
         name,
         version=__version__,
@@ -140,13 +126,13 @@ def build_server(backend: ConversationBackend, *, name: str = SERVER_NAME) -> MC
     return server
 
 
-async def serve_stdio(backend: ConversationBackend) -> None:
-    """Serve ``backend`` over stdin/stdout until the client closes stdin."""
+async def serve_stdio(backend: ConversationTools) -> None:
+    """Serve ``backend``'s tools over stdin/stdout until the client closes stdin."""
     await build_server(backend).run_stdio_async()
 
 
 def http_app(
-    backend: ConversationBackend,
+    backend: ConversationTools,
     *,
     token: str | None = None,
     path: str = "/mcp",

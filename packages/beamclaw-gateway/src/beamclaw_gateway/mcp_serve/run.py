@@ -1,7 +1,10 @@
 """Running BeamClaw as an MCP server (``beamclaw mcp serve``): stdio or streamable HTTP.
 
-The whole agent system runs in this process (:class:`GatewayRuntime`: database, memory,
-tools, MCP servers, providers, core) with :class:`CoreConversationBackend` in front of it.
+Embedded, the whole agent system runs in this process (:class:`GatewayRuntime`: database,
+memory, tools, MCP servers, providers, core) behind a
+:class:`~beamclaw_core.conversation.LocalConversation`; attached (``beamclaw mcp serve``
+beside a running gateway), the CLI passes a conversation that reaches the gateway over its
+API. The tools are the same (:class:`~beamclaw_gateway.mcp_serve.tools.ConversationTools`).
 
 * stdio (default): the MCP protocol on stdin/stdout; logs go to stderr and
   ``$BEAMCLAW_HOME/logs``; the server ends when the client closes stdin.
@@ -16,13 +19,14 @@ from pathlib import Path
 
 import uvicorn
 
+from beamclaw_core.conversation import Conversation, LocalConversation
 from beamclaw_core.providers import Provider
 from beamclaw_gateway.config import BeamclawConfig
 from beamclaw_gateway.errors import GatewayConfigError
-from beamclaw_gateway.mcp_backend import CoreConversationBackend
+from beamclaw_gateway.mcp_serve.server import http_app, serve_stdio
+from beamclaw_gateway.mcp_serve.tools import ConversationTools
 from beamclaw_gateway.runtime import GatewayRuntime
 from beamclaw_gateway.server import _GatewayServer, check_port_free, is_loopback  # pyright: ignore[reportPrivateUsage]
-from beamclaw_mcp.serve import ConversationBackend, http_app, serve_stdio
 
 DEFAULT_MCP_PORT = 18801
 
@@ -54,22 +58,35 @@ async def run_mcp_server(
     runtime = GatewayRuntime(config, home=home, provider_factory=provider_factory)
     try:
         await runtime.start()
-        backend = CoreConversationBackend(runtime.core, default_agent=config.core.default_agent)
-        await serve_backend(backend, http=http, host=host, port=port, token=token)
+        conversation = LocalConversation(lambda: runtime.core)
+        try:
+            await serve_conversation(
+                conversation,
+                default_agent=config.core.default_agent,
+                http=http,
+                host=host,
+                port=port,
+                token=token,
+            )
+        finally:
+            await conversation.drain()
     finally:
         await runtime.stop()
 
 
-async def serve_backend(
-    backend: ConversationBackend,
+async def serve_conversation(
+    conversation: Conversation,
     *,
+    default_agent: str,
     http: bool = False,
     host: str = "127.0.0.1",
     port: int = DEFAULT_MCP_PORT,
     token: str | None = None,
 ) -> None:
-    """Serve ``backend`` over MCP until the client (stdio) or a signal (HTTP) ends it
-    (also the attached mode of ``mcp serve``, whose backend is a running gateway)."""
+    """Serve ``conversation`` over MCP until the client (stdio) or a signal (HTTP) ends it
+    (also the attached mode of ``mcp serve``, whose conversation is a running gateway's);
+    a new conversation goes to ``default_agent``."""
+    backend = ConversationTools(conversation, default_agent=default_agent)
     if not http:
         await serve_stdio(backend)
         return

@@ -1,0 +1,1 @@
+"""Alembic revisions of the scheduler branch (``versions/``, registered by entry point)."""
