@@ -103,6 +103,10 @@ async def test_pair_through_a_running_gateway(
             code, out, err = await beamclaw(capsys, "pair", "list", "--json")
             assert code == 0, err
             assert '"user_id": 88' in out
+            code, out, err = await beamclaw(capsys, "status")
+            assert code == 0, err
+            line = next(x for x in out.splitlines() if x.strip().startswith("telegram"))
+            assert "up/running" in line and "state=polling" in line and "updates=1" in line
 
 
 async def test_doctor_checks_the_bot_token_with_telegram(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from beamclaw_core.testing import Reply, ScriptedProvider
 from beamclaw_gateway.fake_telegram import FakeBotApi
+from beamclaw_obs import Secret
 
 from .telegram_support import telegram_gateway
 
@@ -55,3 +56,16 @@ async def test_a_rejected_token_shows_in_health_and_the_gateway_keeps_serving() 
             assert channels["telegram"]["status"] == "down"
             assert "rejected the bot token" in channels["telegram"]["detail"]
             assert ready.status_code == 200, "the rest of the gateway is unaffected"
+
+
+async def test_a_missing_token_variable_is_reported_not_fatal() -> None:
+    async with FakeBotApi() as tg, telegram_gateway(
+        ScriptedProvider([]), tg, wait_ready=False, token=Secret.from_env("TELEGRAM_BOT_TOKEN")
+    ) as bench:
+        await tg.wait_for(lambda _tg: bench.channel.status.state == "token_missing", 10)
+        async with bench.client() as client:
+            channels = (await client.get("/health")).json()["components"]["channels"]
+            assert (await client.get("/ready")).status_code == 200
+        assert channels["telegram"]["status"] == "down"
+        assert "TELEGRAM_BOT_TOKEN" in channels["telegram"]["detail"]
+        assert not tg.calls, "nothing was sent without a token"
