@@ -59,9 +59,12 @@ async def test_a_rejected_token_shows_in_health_and_the_gateway_keeps_serving() 
 
 
 async def test_a_missing_token_variable_is_reported_not_fatal() -> None:
-    async with FakeBotApi() as tg, telegram_gateway(
-        ScriptedProvider([]), tg, wait_ready=False, token=Secret.from_env("TELEGRAM_BOT_TOKEN")
-    ) as bench:
+    async with (
+        FakeBotApi() as tg,
+        telegram_gateway(
+            ScriptedProvider([]), tg, wait_ready=False, token=Secret.from_env("TELEGRAM_BOT_TOKEN")
+        ) as bench,
+    ):
         await tg.wait_for(lambda _tg: bench.channel.status.state == "token_missing", 10)
         async with bench.client() as client:
             channels = (await client.get("/health")).json()["components"]["channels"]

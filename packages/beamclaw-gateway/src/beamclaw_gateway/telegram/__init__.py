@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from beamclaw_obs.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from beamclaw_gateway.telegram.adapter import COMMANDS, TelegramChannel
+    from beamclaw_gateway.telegram.adapter import TelegramChannel
     from beamclaw_gateway.telegram.errors import (
         NotApprovedError,
         TelegramBadRequestError,
@@ -28,11 +28,13 @@ if TYPE_CHECKING:
     )
     from beamclaw_gateway.telegram.pairing import ApprovedUser, PairingRequest, PairingStore
     from beamclaw_gateway.telegram.render import Chunk, markdown_to_html, render, split_html
+    from beamclaw_gateway.telegram.replies import COMMANDS
 else:
     __getattr__, __dir__ = lazy_exports(
         globals(),
         {
-            "beamclaw_gateway.telegram.adapter": ("COMMANDS", "TelegramChannel"),
+            "beamclaw_gateway.telegram.adapter": ("TelegramChannel",),
+            "beamclaw_gateway.telegram.replies": ("COMMANDS",),
             "beamclaw_gateway.telegram.errors": (
                 "NotApprovedError",
                 "TelegramBadRequestError",

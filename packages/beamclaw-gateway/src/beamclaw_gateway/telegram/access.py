@@ -9,7 +9,7 @@ group is one session of its own, whoever speaks in it.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -61,3 +61,21 @@ def decide(
     if dm_policy == "open" or approved or listed(sender, allowlist):
         return "answer"
     return "pair" if dm_policy == "pairing" else "refuse"
+
+
+def choose_agent(
+    *,
+    approved_agent: str | None,
+    person: str | None,
+    account: str,
+    agents: Mapping[str, str],
+    channel_agent: str | None,
+) -> str | None:
+    """The agent named for a sender, first found: the one given at pairing, ``agents`` by
+    person then by account, the channel's; None: the default agent."""
+    return (
+        approved_agent
+        or (agents.get(person) if person is not None else None)
+        or agents.get(account)
+        or channel_agent
+    )

@@ -7,9 +7,9 @@ Invariants (docs/telegram.md):
   start updates not ``done`` are taken up again:
   one that never became durable in its session is handed again, one whose turn is still
   running or answered is followed to its answer, which goes through the outbox.
-* Every answer goes through the outbox (:class:`~beamclaw_gateway.telegram.store.Outbox`)
-  under one send lock, and is re-read under the lock before it is sent: sent once, never
-  twice by two senders; what is pending at start is sent then.
+* Every answer goes through the outbox (:class:`~beamclaw_gateway.telegram.outbound.
+  OutboxSender`): sent once, never twice by two senders; what is pending at start is sent
+  then.
 * Drafts, typing indicators, queue notices and approval prompts are best effort and
   never persisted; the final answer replaces the draft (editing its messages).
 * A bot token Telegram rejects ends the run with :class:`TelegramTokenRejectedError`
@@ -29,11 +29,10 @@ from typing import Any, TypeVar
 
 from aiogram.methods import (
     GetMe,
-    SendPhoto,
     SetMyCommands,
     SetWebhook,
 )
-from aiogram.types import BotCommand, BufferedInputFile, Message, Update
+from aiogram.types import BotCommand, Message, Update
 from loguru import logger
 
 from beamclaw_core.api import Core
@@ -50,7 +49,7 @@ from beamclaw_core.sessions import SessionAddress
 from beamclaw_core.workspace import agent_dir
 from beamclaw_gateway.agents import AgentCatalog
 from beamclaw_gateway.settings import TelegramSettings
-from beamclaw_gateway.telegram.access import Sender, decide
+from beamclaw_gateway.telegram.access import Sender, choose_agent, decide
 from beamclaw_gateway.telegram.api import BotApi
 from beamclaw_gateway.telegram.drafts import DraftView
 from beamclaw_gateway.telegram.errors import (
@@ -62,7 +61,17 @@ from beamclaw_gateway.telegram.outbound import OutboxSender
 from beamclaw_gateway.telegram.pairing import PairingRequest, PairingStore
 from beamclaw_gateway.telegram.polling import ALLOWED_UPDATES, LongPoll
 from beamclaw_gateway.telegram.prompts import ApprovalPrompts
-from beamclaw_gateway.telegram.recovery import Answered, trace
+from beamclaw_gateway.telegram.recovery import follow_to_answer, trace
+from beamclaw_gateway.telegram.replies import (
+    APPROVED,
+    COMMANDS,
+    GREETING,
+    REFUSED,
+    RESTARTED,
+    UNSUPPORTED,
+    is_start,
+    pairing_offer,
+)
 from beamclaw_gateway.telegram.send import TextSender
 from beamclaw_gateway.telegram.status import ChannelStatus
 from beamclaw_gateway.telegram.store import Outbox, OutboxItem, UpdateLog
@@ -80,22 +89,6 @@ from beamclaw_obs import ComponentHealth, HealthState, MissingSecretError
 from beamclaw_tools import ImagePart
 
 T = TypeVar("T")
-
-COMMANDS = (
-    ("start", "Start talking to the agent"),
-    ("new", "Start a fresh session (keeps a summary)"),
-    ("reset", "Reset the session"),
-    ("stop", "Stop the current turn and clear the queue"),
-    ("status", "Session status"),
-    ("context", "What the model currently sees"),
-    ("yes", "Approve the pending tool call"),
-    ("no", "Deny the pending tool call"),
-    ("always", "Always allow this tool"),
-)
-FOLLOW_EVERY = 1.0
-"""Seconds between two looks at a recovered message's session."""
-GREETING = "Hi! I'm your BeamClaw agent. Send me a message to start."
-REFUSED = "Sorry, this bot only talks to people its owner let in."
 
 
 class TelegramChannel:
@@ -326,20 +319,13 @@ class TelegramChannel:
         request = await self._require(self._pairing).request(
             sender.user_id, sender.chat_id, sender.username, name
         )
-        if request is None:
-            text = "Sorry, too many people are waiting to be let in; try again later."
-        else:
-            text = (
-                "I don't know you yet. Ask my owner to approve you with:\n\n"
-                f"`beamclaw pair telegram {request.code}`\n\n(the code is valid for an hour)"
-            )
+        text = pairing_offer(request)
         await self._reply(message, text)
 
     async def _answer(
         self, update_id: int, message: Message, sender: Sender, recovering: bool
     ) -> None:
-        text = message.text or message.caption or ""
-        if text.split(maxsplit=1)[:1] and text.split(maxsplit=1)[0].split("@")[0] == "/start":
+        if is_start(message.text or message.caption or ""):
             await self._reply(message, GREETING)
             return
         agent = self._agent_for(sender)
@@ -355,7 +341,7 @@ class TelegramChannel:
             await self._reply(message, exc.reply)
             return
         if content is None:
-            await self._reply(message, "I can't read that kind of message yet; please send text.")
+            await self._reply(message, UNSUPPORTED)
             return
         user = account(sender.user_id) if sender.private else group_account(sender.chat_id)
         address = SessionAddress(user, agent, CHANNEL)
@@ -394,13 +380,12 @@ class TelegramChannel:
     def _agent_for(self, sender: Sender) -> str:
         own = account(sender.user_id)
         approved = self._require(self._pairing).approved(sender.user_id)
-        person = self._core().identities.person_of(own)
-        agents = self.settings.agents
-        name = (
-            (approved.agent if approved is not None else None)
-            or (agents.get(person) if person is not None else None)
-            or agents.get(own)
-            or self.settings.agent
+        name = choose_agent(
+            approved_agent=approved.agent if approved is not None else None,
+            person=self._core().identities.person_of(own),
+            account=own,
+            agents=self.settings.agents,
+            channel_agent=self.settings.agent,
         )
         resolved = self._agents.resolve(name)
         if resolved is None:
@@ -422,28 +407,21 @@ class TelegramChannel:
             message = update.message
         if message is None:
             return
-        task = asyncio.get_running_loop().create_task(
-            self._follow_to_answer(update_id, session_id, message), name="telegram-follow"
+        found = message
+
+        async def reply(text: str) -> None:
+            await self._reply(found, text)
+
+        async def forget() -> None:
+            await self._require(self._log).mark(update_id, "done")
+
+        ref = reply_target(message.chat.id, message.message_id)
+        follow = follow_to_answer(
+            self._core, session_id, ref, reply=reply, forget=forget, restarted=RESTARTED
         )
+        task = asyncio.get_running_loop().create_task(follow, name="telegram-follow")
         self._followers[update_id] = task
         task.add_done_callback(lambda _t: self._followers.pop(update_id, None))
-
-    async def _follow_to_answer(self, update_id: int, session_id: str, message: Message) -> None:
-        target = reply_target(message.chat.id, message.message_id)
-        while True:
-            found = await trace(self._core(), session_id, target)
-            if isinstance(found, Answered):
-                await self._reply(message, found.text or "(no answer)")
-                return
-            if found == "failed":
-                await self._reply(
-                    message, "Sorry, I was restarted before I could answer that; please ask again."
-                )
-                return
-            if found == "absent":
-                await self._require(self._log).mark(update_id, "done")
-                return
-            await asyncio.sleep(FOLLOW_EVERY)
 
     # ------------------------------------------------------------ outbound
 
@@ -482,16 +460,8 @@ class TelegramChannel:
             return Receipt(CHANNEL, target, 0)  # pending: sent once Telegram takes it
         for part in out.attachments:
             if isinstance(part, ImagePart):
-                ids += (await self._send_image(parsed.chat_id, part),)
+                ids += (await self._require(self._sender).photo(parsed.chat_id, part),)
         return Receipt(CHANNEL, target, 1 if ids else 0, tuple(str(i) for i in ids))
-
-    async def _send_image(self, chat_id: int, part: ImagePart) -> int:
-        import base64
-
-        suffix = part.media_type.rpartition("/")[2] or "png"
-        photo = BufferedInputFile(base64.b64decode(part.data), filename=f"image.{suffix}")
-        sent = await self._require(self._api)(SendPhoto(chat_id=chat_id, photo=photo))
-        return sent.message_id
 
     # ------------------------------------------------------------ turns and approvals
 
@@ -526,7 +496,7 @@ class TelegramChannel:
         item = await outbox.put(
             f"paired:{request.user_id}:{self._clock():.3f}",
             request.chat_id,
-            "You're approved! Send me a message to start.",
+            APPROVED,
         )
         if item is not None:
             self._require(self._outbound).wake()

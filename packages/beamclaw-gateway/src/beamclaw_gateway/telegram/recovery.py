@@ -8,6 +8,8 @@ turn ended without an answer), or :class:`Answered` with the committed answer.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -46,3 +48,30 @@ async def _busy(core: Core, session_id: str) -> bool:
     except UnknownSessionError:
         return False
     return status.state != "idle" or status.queued > 0
+
+
+async def follow_to_answer(
+    core: Callable[[], Core],
+    session_id: str,
+    ref: str,
+    *,
+    reply: Callable[[str], Awaitable[None]],
+    forget: Callable[[], Awaitable[None]],
+    restarted: str,
+    every: float = 1.0,
+) -> None:
+    """Wait (looking every ``every`` seconds) until the message ``ref`` is answered, then
+    ``reply`` with the answer (or ``restarted`` when its turn ended without one); a
+    message not in the session after all is ``forget``-ten."""
+    while True:
+        found = await trace(core(), session_id, ref)
+        if isinstance(found, Answered):
+            await reply(found.text or "(no answer)")
+            return
+        if found == "failed":
+            await reply(restarted)
+            return
+        if found == "absent":
+            await forget()
+            return
+        await asyncio.sleep(every)

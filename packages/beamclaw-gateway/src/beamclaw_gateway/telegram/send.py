@@ -8,12 +8,20 @@ already shows is success ("message is not modified"). A reply to a message that 
 
 from __future__ import annotations
 
-from aiogram.methods import DeleteMessage, EditMessageText, SendMessage
-from aiogram.types import InlineKeyboardMarkup, LinkPreviewOptions, ReplyParameters
+import base64
+
+from aiogram.methods import DeleteMessage, EditMessageText, SendMessage, SendPhoto
+from aiogram.types import (
+    BufferedInputFile,
+    InlineKeyboardMarkup,
+    LinkPreviewOptions,
+    ReplyParameters,
+)
 
 from beamclaw_gateway.telegram.api import BotApi
 from beamclaw_gateway.telegram.errors import TelegramBadRequestError, TelegramSendError
 from beamclaw_gateway.telegram.render import Chunk
+from beamclaw_tools import ImagePart
 
 _NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 
@@ -103,3 +111,10 @@ class TextSender:
             await self.api(DeleteMessage(chat_id=chat_id, message_id=message_id))
         except TelegramSendError:
             return
+
+    async def photo(self, chat_id: int, part: ImagePart) -> int:
+        """Send an image (a tool's picture in an answer); returns the message's id."""
+        suffix = part.media_type.rpartition("/")[2] or "png"
+        upload = BufferedInputFile(base64.b64decode(part.data), filename=f"image.{suffix}")
+        sent = await self.api(SendPhoto(chat_id=chat_id, photo=upload))
+        return sent.message_id
