@@ -186,7 +186,7 @@ class TelegramChannel:
         await api(
             SetMyCommands(commands=[BotCommand(command=c, description=d) for c, d in COMMANDS])
         )
-        self._outbound = OutboxSender(self._outbox, self._sender, self.status)
+        self._outbound = OutboxSender(self._outbox, self._sender, self.status, self._clock)
         self._spawn(self._outbound.run(), "telegram-outbox")
         if settings.mode == "long_poll":
             poll = LongPoll(

@@ -6,13 +6,16 @@ twice. Chunks are sent (or edited into the draft messages the row names) in orde
 ``sent_chunks`` is stored after each one Telegram accepted. A draft message that cannot
 be edited any more (deleted) is replaced by a new message. A 400 that plain text cannot
 fix marks the row ``failed``; any other failure leaves it ``pending`` for the next sweep
-(every :data:`SWEEP_SECONDS`, or at once when woken).
+(every :data:`SWEEP_SECONDS`, or at once when woken), for up to
+:data:`GIVE_UP_SECONDS`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
+from collections.abc import Callable
 
 from loguru import logger
 
@@ -27,13 +30,23 @@ from beamclaw_gateway.telegram.status import ChannelStatus
 from beamclaw_gateway.telegram.store import Outbox, OutboxItem
 
 SWEEP_SECONDS = 10.0
+GIVE_UP_SECONDS = 86_400.0
+"""A message Telegram has not taken for a day (the person blocked the bot, the chat is
+gone) is marked ``failed`` instead of being tried forever."""
 
 
 class OutboxSender:
     """Sends :class:`Outbox` rows (see the module invariants)."""
 
-    def __init__(self, outbox: Outbox, sender: TextSender, status: ChannelStatus) -> None:
+    def __init__(
+        self,
+        outbox: Outbox,
+        sender: TextSender,
+        status: ChannelStatus,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.outbox = outbox
+        self._clock = clock
         self._sender = sender
         self._status = status
         self._lock = asyncio.Lock()
@@ -83,6 +96,10 @@ class OutboxSender:
                 logger.warning("telegram: message {} refused: {}", fresh.ref, exc)
                 return tuple(ids[: fresh.sent_chunks])
             except TelegramSendError as exc:
+                if self._clock() - fresh.created_at > GIVE_UP_SECONDS:
+                    await self.outbox.finish(fresh.id, "failed", f"gave up: {exc}")
+                    logger.error("telegram: message {} given up: {}", fresh.ref, exc)
+                    return ()
                 await self.outbox.failed_attempt(fresh.id, str(exc))
                 self._status.errors += 1
                 self._status.last_error = str(exc)

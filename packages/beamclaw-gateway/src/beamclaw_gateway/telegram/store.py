@@ -51,6 +51,7 @@ class OutboxItem:
     sent_chunks: int
     message_ids: tuple[int, ...]
     state: str
+    created_at: float
 
 
 def _insert(db: Database) -> Any:
@@ -68,6 +69,7 @@ def _item(row: Any) -> OutboxItem:
         row.sent_chunks,
         tuple(int(i) for i in ids),  # pyright: ignore[reportUnknownArgumentType,reportUnknownVariableType]
         row.state,
+        row.created_at,
     )
 
 
