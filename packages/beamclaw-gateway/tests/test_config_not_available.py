@@ -21,14 +21,6 @@ def _load(home: Path, text: str) -> None:
     [
         ("[sandbox]\nenabled = true\n", "sandbox.enabled = true: the Docker sandbox"),
         (
-            "[gateway.channels.telegram]\nenabled = true\n",
-            "gateway.channels.telegram.enabled = true: the Telegram channel",
-        ),
-        (
-            '[gateway.channels.telegram]\ntoken = { env = "TELEGRAM_BOT_TOKEN" }\n',
-            "gateway.channels.telegram.token",
-        ),
-        (
             "[gateway.channels.tui]\nenabled = false\n",
             "gateway.channels.tui.enabled = false: turning the TUI channel off",
         ),

@@ -31,6 +31,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "sessions",
     "approvals",
     "identity",
+    "pair",
     "skills",
     "ui",
     "scheduler",

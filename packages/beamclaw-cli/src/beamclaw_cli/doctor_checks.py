@@ -204,6 +204,31 @@ def check_rate_limits(cfg: BeamclawConfig) -> Check:
     return Check("ok", "rate limits", shown)
 
 
+def check_telegram(cfg: BeamclawConfig, offline: bool, timeout: float) -> list[Check]:
+    """With the Telegram channel on: its token is set and Telegram accepts it (``getMe``)."""
+    tg = cfg.gateway.channels.telegram
+    if not tg.enabled:
+        return []
+    if tg.token is None or not tg.token.is_available():
+        described = tg.token.describe() if tg.token is not None else "token"
+        return [Check("fail", "telegram", f"bot token {described} is not set")]
+    if offline:
+        return [Check("ok", "telegram", f"token set ({tg.mode}, dm_policy {tg.dm_policy})")]
+    token = tg.token.resolve("the Telegram bot token")
+    url = f"{tg.api_base_url.rstrip('/')}/bot{token}/getMe"
+    try:
+        r = httpx.get(url, timeout=timeout)
+    except httpx.HTTPError as exc:
+        return [Check("warn", "telegram", f"{tg.api_base_url} unreachable: {type(exc).__name__}")]
+    if r.status_code == 401:
+        return [Check("fail", "telegram", "Telegram rejected the bot token (401 Unauthorized)")]
+    try:
+        username = r.json()["result"]["username"]
+    except (ValueError, KeyError, TypeError):
+        return [Check("warn", "telegram", f"getMe answered HTTP {r.status_code}")]
+    return [Check("ok", "telegram", f"bot @{username} ({tg.mode}, dm_policy {tg.dm_policy})")]
+
+
 def run_checks(config: Path | None, offline: bool, timeout: float) -> list[Check]:
     checks = check_python()
     try:
@@ -216,6 +241,7 @@ def run_checks(config: Path | None, offline: bool, timeout: float) -> list[Check
     home = beamclaw_home()
     checks += check_home(home)
     checks += check_providers(cfg, offline, timeout)
+    checks += check_telegram(cfg, offline, timeout)
     checks += check_agents(cfg)
     checks += asyncio.run(_database(cfg, home))
     checks += check_runtimes(cfg)

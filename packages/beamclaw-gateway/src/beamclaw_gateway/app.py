@@ -30,7 +30,9 @@ from beamclaw_gateway.routes_approvals import router as approvals_router
 from beamclaw_gateway.routes_health import router as health_router
 from beamclaw_gateway.routes_identities import router as identities_router
 from beamclaw_gateway.routes_openai import router as openai_router
+from beamclaw_gateway.routes_pairing import router as pairing_router
 from beamclaw_gateway.routes_schedules import router as schedules_router
+from beamclaw_gateway.routes_telegram import router as telegram_router
 from beamclaw_gateway.routes_usage import router as usage_router
 from beamclaw_gateway.routes_webhooks import router as webhooks_router
 from beamclaw_gateway.runtime import GatewayRuntime
@@ -148,7 +150,9 @@ def create_app(runtime: GatewayRuntime) -> FastAPI:
     app.include_router(usage_router)
     app.include_router(schedules_router)
     app.include_router(identities_router)
+    app.include_router(pairing_router)
     app.include_router(ws_router)
+    app.include_router(telegram_router)  # before /webhook/{source}: "telegram" is reserved
     app.include_router(webhooks_router)
     app.include_router(a2a_router)
     app.include_router(ui_router)

@@ -1,15 +1,20 @@
 """What a person sends through a channel adapter becomes a turn, and its answer goes back.
 
-The adapters (``/ws`` hub today, Telegram next) hand :class:`~beamclaw_core.channels.Inbound`
+The adapters (the ``/ws`` hub, Telegram) hand :class:`~beamclaw_core.channels.Inbound`
 messages to :meth:`ChannelTurns.handle`. Each runs as a detached turn (a shutdown or a
 crashing adapter never loses it): approvals it raises are asked on the same channel with
 the channel's own controls (and can be answered from any front end), and its answer is
 delivered to the message's ``reply_target`` when it ends, with the images the turn's
-tools showed the model; a message whose attachments are refused gets the reason back. A message id seen before on the
-channel is not run twice.
+tools showed the model; a message whose attachments are refused gets the reason back. A
+message id seen before on the channel is not run twice (unless its turn never started:
+then it may be handed again). A channel that shows turns as they run
+(:class:`TurnWatcher`: Telegram's typing indicator and edited draft) sees every event of
+the turns it started, and those turns stream.
 """
 
 from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
 
 from loguru import logger
 
@@ -24,6 +29,15 @@ DEDUPE_WINDOW = 4096
 """Message ids remembered per channel."""
 
 
+@runtime_checkable
+class TurnWatcher(Protocol):
+    """A channel adapter that shows a turn while it runs."""
+
+    async def watch(self, target: str, event: TurnEvent) -> None:
+        """Every event of the turn started from ``target``, in order; must not block."""
+        ...
+
+
 class ChannelTurns:
     """The inbound sink the gateway gives its channel registry."""
 
@@ -35,13 +49,16 @@ class ChannelTurns:
     async def handle(self, inbound: Inbound) -> None:
         """Start ``inbound``'s turn; return once it is accepted (not when it ends)."""
         channel = inbound.channel
-        if inbound.message_id is not None and not self._seen.first_sighting(
-            (channel, inbound.message_id)
-        ):
+        adapter = self._channels.get(channel)
+        watcher = adapter if isinstance(adapter, TurnWatcher) else None
+        key = (channel, inbound.message_id)
+        if inbound.message_id is not None and not self._seen.first_sighting(key):
             logger.info("channel {}: message {} seen before", channel, inbound.message_id)
             return
 
         async def on_event(event: TurnEvent) -> None:
+            if watcher is not None:
+                await watcher.watch(inbound.reply_target, event)
             if isinstance(event, ApprovalRequested):
                 try:
                     await self._channels.ask_approval(channel, inbound.reply_target, event)
@@ -60,13 +77,16 @@ class ChannelTurns:
                     session_id=inbound.session_id,
                     approval_mode="wait",
                     source_message_id=inbound.message_id,
-                    drafts=False,
+                    drafts=watcher is not None,
                 ),
                 on_event=on_event,
                 on_done=on_done,
             )
         except AttachmentError as exc:  # the person is told why, on their channel
             await self._reply(inbound, Outbound(f"Not sent: {exc}"))
+        except BaseException:
+            self._seen.forget(key)  # it never started: a retry (a recovering adapter) runs it
+            raise
 
     async def _reply(self, inbound: Inbound, out: Outbound) -> None:
         try:

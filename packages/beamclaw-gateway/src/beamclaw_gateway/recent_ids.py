@@ -1,7 +1,8 @@
 """A bounded memory of message ids already seen, so a message sent twice runs once.
 
 Invariant: :meth:`RecentIds.first_sighting` is True exactly once per key while the key is
-among the last ``window`` keys seen (a key seen again moves to the newest end).
+among the last ``window`` keys seen (a key seen again moves to the newest end), or since
+it was :meth:`RecentIds.forget`-ten (its message never started: it may come again).
 """
 
 from __future__ import annotations
@@ -26,3 +27,7 @@ class RecentIds:
         while len(self._seen) > self.window:
             self._seen.popitem(last=False)
         return True
+
+    def forget(self, key: Hashable) -> None:
+        """``key``'s message did not start after all: its next sighting is a first one."""
+        self._seen.pop(key, None)

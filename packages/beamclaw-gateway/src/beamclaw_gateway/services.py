@@ -7,7 +7,7 @@ lifespan or before it (``server.serve``, tests).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from fastapi import Request
 
@@ -30,6 +30,9 @@ from beamclaw_gateway.ws import WebSocketHub
 from beamclaw_memory import Database
 from beamclaw_scheduler import Scheduler
 
+if TYPE_CHECKING:
+    from beamclaw_gateway.telegram import TelegramChannel
+
 
 class GatewayServices:
     """The gateway's edge services around one runtime."""
@@ -45,12 +48,26 @@ class GatewayServices:
         ``session_sharing = "shared"`` the API, ``/ws`` and the TUI share one history."""
         self.agents = AgentCatalog(runtime.config.core.default_agent, runtime.home)
         self.channels = ChannelRegistry()
-        """Every channel adapter (the ``/ws`` hub; Telegram next), run under supervision."""
+        """Every channel adapter (the ``/ws`` hub, Telegram), run under supervision."""
         self.ws_hub = WebSocketHub(self.settings.ws)
         self.channels.register(self.ws_hub)
         self.webhooks = WebhookChannel(self.settings.outbound_webhooks)
         """``webhook:<name>``: the ``[gateway.outbound_webhooks.<name>]`` URLs."""
         self.channels.register(self.webhooks)
+        self.telegram: TelegramChannel | None = None
+        """The Telegram channel when ``[gateway.channels.telegram] enabled`` (its module,
+        and aiogram, are imported only then)."""
+        if self.settings.channels.telegram.enabled:
+            from beamclaw_gateway.telegram import TelegramChannel
+
+            self.telegram = TelegramChannel(
+                self.settings.channels.telegram,
+                core=self.core,
+                database=self.database,
+                agents=self.agents,
+                home=runtime.home,
+            )
+            self.channels.register(self.telegram)
         self.scheduler: Scheduler | None = None
         """Jobs and heartbeats; None until started, and with ``[scheduler] enabled`` off."""
         self.conversation = LocalConversation(self.core)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from beamclaw_gateway.errors import GatewayConfigError
 from beamclaw_gateway.rates import parse_rates
@@ -170,20 +170,76 @@ class WebSocketSettings(Section):
     """How many recent ``(user, message id)`` pairs are remembered to drop duplicates."""
 
 
+class TranscriptionSettings(Section):
+    """``[gateway.channels.telegram.transcription]``: speech to text for voice and audio
+    messages, through an OpenAI-compatible ``POST {base_url}/audio/transcriptions``."""
+
+    base_url: str | None = None
+    """The endpoint's base URL (``https://api.openai.com/v1``); None: voice messages are
+    answered with a note that transcription is not configured."""
+    api_key: Secret | None = None
+    """Bearer key for the endpoint (``{ env = "OPENAI_API_KEY" }``); None: sent without."""
+    model: str = "whisper-1"
+    """The ``model`` form field."""
+    timeout_seconds: float = Field(default=60.0, gt=0)
+
+
 class TelegramSettings(Section):
-    """``[gateway.channels.telegram]``: not available yet; every key loads only with its
-    default (the gateway refuses anything else until a later release adds the channel)."""
+    """``[gateway.channels.telegram]``: the Telegram bot channel (docs/telegram.md)."""
 
     enabled: bool = False
-    """Not available yet: only ``false`` loads."""
+    """Run the Telegram channel (needs ``token``)."""
     token: Secret | None = None
-    """Not available yet: refused when set."""
+    """The bot token from @BotFather (``{ env = "TELEGRAM_BOT_TOKEN" }``)."""
     mode: Literal["long_poll", "webhook"] = "long_poll"
-    """Not available yet: only the default loads."""
+    """``long_poll``: the gateway asks Telegram for updates (after ``deleteWebhook``);
+    ``webhook``: Telegram posts them to ``webhook_url`` (``/webhook/telegram``)."""
     api_base_url: str = "https://api.telegram.org"
-    """Not available yet: only the default loads."""
+    """Where every Bot API call and file download goes (a local Bot API server, an
+    emulator)."""
     dm_policy: Literal["open", "allowlist", "pairing"] = "pairing"
-    """Not available yet: only the default loads."""
+    """Who may talk to the bot in a private chat: ``open`` anyone; ``allowlist`` only
+    ``allowlist`` and approved accounts; ``pairing`` strangers get a code that
+    ``beamclaw pair telegram CODE`` approves."""
+    allowlist: list[str] = Field(default_factory=list)
+    """Telegram user ids (``"123456"``) or usernames (``"@ann"``) always let in."""
+    group_policy: Literal["mention", "all", "off"] = "mention"
+    """Groups: ``mention`` answers only when the bot is mentioned or replied to, ``all``
+    every message, ``off`` never. A group is one session of its own."""
+    group_allowlist: list[str] = Field(default_factory=list)
+    """Group chat ids answered (empty: any group the bot is in)."""
+    agent: str | None = None
+    """Agent answering on Telegram (None: ``[core] default_agent``)."""
+    agents: dict[str, str] = Field(default_factory=dict)
+    """Agent per person (person id, or ``tg:<user id>``, to agent id); a pairing approved
+    with ``--agent`` adds one."""
+    webhook_url: str | None = None
+    """Public HTTPS URL Telegram posts updates to in ``webhook`` mode (ending in
+    ``/webhook/telegram``)."""
+    webhook_secret: Secret | None = None
+    """The ``secret_token`` given to ``setWebhook``, checked on every webhook request
+    (``X-Telegram-Bot-Api-Secret-Token``); required in ``webhook`` mode."""
+    poll_timeout_seconds: int = Field(default=30, ge=1, le=50)
+    """Long-poll ``timeout``; a poll making no progress for twice this is restarted."""
+    edit_interval_seconds: float = Field(default=1.0, ge=0.2)
+    """Least time between two edits of a streamed draft (Telegram allows about one per
+    second per chat)."""
+    max_file_bytes: int = Field(default=20_000_000, ge=1)
+    """Largest photo, document or voice message downloaded (the Bot API's own cap is
+    20 MB); bigger ones are refused with a reply."""
+    transcription: TranscriptionSettings = Field(default_factory=TranscriptionSettings)
+
+    @model_validator(mode="after")
+    def _complete(self) -> TelegramSettings:
+        if self.enabled and self.token is None:
+            raise ValueError('enabled = true needs token = { env = "TELEGRAM_BOT_TOKEN" }')
+        if (
+            self.enabled
+            and self.mode == "webhook"
+            and (self.webhook_url is None or self.webhook_secret is None)
+        ):
+            raise ValueError('mode = "webhook" needs webhook_url and webhook_secret')
+        return self
 
 
 class TuiSettings(Section):
@@ -208,7 +264,8 @@ class GatewaySettings(Section):
     ws: WebSocketSettings = Field(default_factory=WebSocketSettings)
     a2a: A2ASettings = Field(default_factory=A2ASettings)
     webhooks: dict[str, WebhookSourceSettings] = Field(default_factory=dict)
-    """Generic webhook sources by name; a source not listed here is refused (404)."""
+    """Generic webhook sources by name; a source not listed here is refused (404).
+    ``telegram`` is reserved (``/webhook/telegram`` is the Telegram channel's)."""
     outbound_webhooks: dict[str, OutboundWebhookSettings] = Field(default_factory=dict)
     """Outbound webhooks by name: the targets of the ``webhook`` channel. Not under
     ``[gateway.webhooks]``, whose names are inbound sources."""
@@ -219,3 +276,15 @@ class GatewaySettings(Section):
     gc_freeze: bool = True
     """Once started, keep what start-up built out of the collector's passes
     (``gc.freeze()``; undone when the gateway stops)."""
+
+    @field_validator("webhooks")
+    @classmethod
+    def _telegram_reserved(
+        cls, value: dict[str, WebhookSourceSettings]
+    ) -> dict[str, WebhookSourceSettings]:
+        if "telegram" in value:
+            raise ValueError(
+                "[gateway.webhooks.telegram]: the name is reserved for the Telegram channel "
+                '([gateway.channels.telegram] mode = "webhook")'
+            )
+        return value

@@ -8,6 +8,14 @@
   needed to settle it from the conversation store when the owner died.
 * ``gateway_a2a_tasks`` — A2A tasks: state, the session and turn behind them, and the
   task's JSON (history, artifacts, status message) in ``data``.
+* ``telegram_updates`` — every Telegram update received, by ``update_id``, with its
+  JSON: ``received`` until the message is durable in its session (``handed``), then
+  ``done`` once its answer is in the outbox. A restart re-reads what is not ``done``
+  (never answering twice, never losing one); the next poll's offset is the highest id + 1.
+* ``telegram_outbox`` — Telegram messages to send, each once: ``ref`` names what it
+  answers (``reply:<chat>:<message>``; unique), ``sent_chunks`` how far a long one got.
+* ``telegram_pairings`` — pairing codes given to strangers (one per Telegram user, with
+  an expiry), and ``telegram_access`` — the Telegram users let in, with an optional agent.
 """
 
 from __future__ import annotations
@@ -44,4 +52,57 @@ a2a_tasks = sa.Table(
     sa.Column("data", sa.JSON, nullable=False),
     sa.Column("created_at", sa.Float, nullable=False),
     sa.Column("updated_at", sa.Float, nullable=False),
+)
+
+telegram_updates = sa.Table(
+    "telegram_updates",
+    metadata,
+    sa.Column("update_id", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("payload", sa.JSON, nullable=False),
+    sa.Column("chat_id", sa.BigInteger, nullable=True),
+    sa.Column("message_id", sa.BigInteger, nullable=True),
+    sa.Column("session_id", sa.String(128), nullable=True),
+    sa.Column("received_at", sa.Float, nullable=False),
+    sa.Column("updated_at", sa.Float, nullable=False),
+)
+
+telegram_outbox = sa.Table(
+    "telegram_outbox",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("ref", sa.String(128), nullable=False, unique=True),
+    sa.Column("chat_id", sa.BigInteger, nullable=False),
+    sa.Column("reply_to", sa.BigInteger, nullable=True),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("sent_chunks", sa.Integer, nullable=False, default=0),
+    sa.Column("message_ids", sa.JSON, nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False, default=0),
+    sa.Column("last_error", sa.Text, nullable=True),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("sent_at", sa.Float, nullable=True),
+)
+
+telegram_pairings = sa.Table(
+    "telegram_pairings",
+    metadata,
+    sa.Column("code", sa.String(16), primary_key=True),
+    sa.Column("user_id", sa.BigInteger, nullable=False, unique=True),
+    sa.Column("chat_id", sa.BigInteger, nullable=False),
+    sa.Column("username", sa.String(128), nullable=True),
+    sa.Column("name", sa.String(256), nullable=True),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("expires_at", sa.Float, nullable=False),
+)
+
+telegram_access = sa.Table(
+    "telegram_access",
+    metadata,
+    sa.Column("user_id", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("chat_id", sa.BigInteger, nullable=True),
+    sa.Column("username", sa.String(128), nullable=True),
+    sa.Column("person", sa.String(256), nullable=True),
+    sa.Column("agent", sa.String(128), nullable=True),
+    sa.Column("approved_at", sa.Float, nullable=False),
 )

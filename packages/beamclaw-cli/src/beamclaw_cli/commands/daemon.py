@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -129,3 +130,17 @@ def register(app: typer.Typer) -> None:
         for name, comp in sorted(body.get("components", {}).items()):
             detail = comp.get("detail") or ""
             print(f"  {name:<20} {comp.get('status'):<10} {detail}".rstrip())
+            if name == "channels":
+                for channel, state in sorted(comp.items()):
+                    if isinstance(state, dict) and "run" in state:
+                        print(f"    {channel:<18} {_channel_line(state)}")
+
+
+_CHANNEL_KEYS = ("state", "bot", "updates", "watchdog_restarts", "restarts", "error", "last_error")
+
+
+def _channel_line(state: dict[str, Any]) -> str:
+    """One channel of ``/health``: its run, then what it reports of itself."""
+    parts = [f"{state.get('status')}/{state.get('run')}"]
+    parts += [f"{k}={state[k]}" for k in _CHANNEL_KEYS if state.get(k) not in (None, "")]
+    return " ".join(parts)
