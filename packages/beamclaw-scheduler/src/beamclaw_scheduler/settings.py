@@ -17,7 +17,8 @@ class SchedulerSettings(Section):
     ``beamclaw scheduler``) and each agent's heartbeat. See docs/scheduler.md."""
 
     enabled: bool = False
-    """Run due jobs and heartbeats. Off, jobs can still be listed and created (they wait)."""
+    """Run due jobs and heartbeats, and serve ``/api/schedules``. Off, nothing fires and
+    the API answers 503 ``scheduler_disabled``; stored jobs stay and resume when it is on."""
     min_interval_seconds: int = Field(default=60, ge=1)
     """The smallest ``every_seconds`` a job may have."""
     tick_seconds: float = Field(default=1.0, gt=0, le=60)
