@@ -34,7 +34,6 @@ from beamclaw_tools.settings import ToolsSettings
 PORT_ENV = "BEAMCLAW_PORT"
 
 NOT_AVAILABLE_YET: tuple[tuple[str, str], ...] = (
-    ("sandbox", "the Docker sandbox"),
     ("scheduler", "the scheduler"),
     ("gateway.channels.telegram", "the Telegram channel"),
     ("gateway.channels.tui", "turning the TUI channel off"),

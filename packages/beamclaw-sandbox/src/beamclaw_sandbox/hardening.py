@@ -3,7 +3,8 @@
 Invariants (DESIGN.md section 7), whatever the settings:
 
 * non-root (``nobody``), every capability dropped, ``no-new-privileges``;
-* read-only root; writable only ``/tmp`` (tmpfs, ``noexec``) and ``/work`` (tmpfs), both
+* read-only root; writable only ``/tmp`` (tmpfs, ``noexec``) and ``/work`` (tmpfs, where
+  programs may run: native extensions need it), both
   ``nosuid,nodev`` and size-capped;
 * memory (no extra swap), CPU and PID limits; an init process reaps orphans;
 * no network unless ``[sandbox] network`` names one (``host`` is refused); no bind
@@ -86,7 +87,7 @@ class ContainerSpec:
             "tmpfs": {
                 CONTAINER_TMP: f"rw,noexec,nosuid,nodev,size={s.tmp_size_mb}m",
                 WORKDIR: (
-                    f"rw,nosuid,nodev,size={s.work_size_mb}m,"
+                    f"rw,exec,nosuid,nodev,size={s.work_size_mb}m,"
                     f"uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0700"
                 ),
             },

@@ -3,15 +3,19 @@
 The script reaches the container on the exec's stdin (the root file system stays
 read-only): a small ``sh`` wrapper copies it to a private file in ``/tmp`` (``noexec``
 does not matter, the interpreter reads it), runs it under coreutils ``timeout`` (which
-signals the script's whole process group: ``TERM``, then ``KILL`` a second later) and
-removes the file. The host keeps its own deadline (``timeout`` + :data:`HOST_GRACE`): a
-run still not finished then is reported ``hung`` and the caller removes the container.
+signals the script's whole process group: ``TERM``, then ``KILL`` a second later),
+records that group's id and removes the files. After a timeout the host kills the group
+once more from a second exec, so nothing of the run survives (a fork bomb outruns
+``timeout``'s own signals). The host keeps its own deadline (``timeout`` +
+:data:`HOST_GRACE`): a run still not finished then is reported ``hung`` and the caller
+removes the container.
 """
 
 from __future__ import annotations
 
 import socket
 import time
+import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -30,11 +34,21 @@ TIMEOUT_STATUSES = (124, 137)
 WRAPPER = r"""umask 077
 f=$(mktemp /tmp/script.XXXXXXXX) || exit 125
 cat >"$f" || exit 125
-timeout -k 1 "$2" "$1" "$f"
+timeout -k 1 "$2" "$1" "$f" &
+echo "$!" >"$3"
+wait "$!"
 s=$?
 rm -f "$f"
+case $s in 124|137) ;; *) rm -f "$3" ;; esac
 exit $s
 """
+KILL_GROUP = r"""read p <"$1" || exit 0
+kill -KILL "-$p" 2>/dev/null
+exit 0
+"""
+"""Kills a timed-out run's process group without forking (a fork bomb leaves no PID)."""
+CLEANUP_ATTEMPTS = 25
+"""Tries of the clean-up exec (it cannot start while a fork bomb holds every PID)."""
 
 
 @dataclass(frozen=True)
@@ -48,12 +62,16 @@ class RunOutcome:
     stderr_bytes: int
     timed_out: bool
     hung: bool
+    """Still running at the host deadline."""
     seconds: float
+    leftovers: bool = False
+    """Processes of a timed-out run could not be killed (the caller replaces the
+    container)."""
 
 
-def exec_command(language: Language, timeout: float) -> list[str]:
-    """The exec's argv: the wrapper, the interpreter and the timeout."""
-    return ["sh", "-c", WRAPPER, "sandbox", INTERPRETERS[language], f"{timeout:g}"]
+def exec_command(language: Language, timeout: float, group_file: str) -> list[str]:
+    """The exec's argv: the wrapper, the interpreter, the timeout, the group id's file."""
+    return ["sh", "-c", WRAPPER, "sandbox", INTERPRETERS[language], f"{timeout:g}", group_file]
 
 
 def run_script(
@@ -67,9 +85,10 @@ def run_script(
     """Run ``script`` in the container and wait for it (at most ``timeout`` + grace)."""
     api = client.api
     started = time.monotonic()
+    group_file = f"/tmp/run-{uuid.uuid4().hex}.pgid"  # noqa: S108 - inside the container
     created: dict[str, Any] = api.exec_create(
         container_id,
-        exec_command(language, timeout),
+        exec_command(language, timeout, group_file),
         stdin=True,
         stdout=True,
         stderr=True,
@@ -112,6 +131,7 @@ def run_script(
     if not hung:
         status = _exit_code(api, exec_id)
     timed_out = hung or (status in TIMEOUT_STATUSES and seconds >= timeout)
+    leftovers = hung or (timed_out and not _kill_group(api, container_id, group_file))
     return RunOutcome(
         exit_status=status,
         stdout=out.text(),
@@ -121,6 +141,7 @@ def run_script(
         timed_out=timed_out,
         hung=hung,
         seconds=seconds,
+        leftovers=leftovers,
     )
 
 
@@ -130,6 +151,24 @@ def _raw_socket(handle: object) -> socket.socket:
     if not isinstance(raw, socket.socket):
         raise TypeError(f"unexpected exec stream {type(handle).__name__}")
     return raw
+
+
+def _kill_group(api: Any, container_id: str, group_file: str) -> bool:
+    import docker.errors
+
+    user = f"{SANDBOX_UID}:{SANDBOX_UID}"
+    for _ in range(CLEANUP_ATTEMPTS):
+        try:
+            created: dict[str, Any] = api.exec_create(
+                container_id, ["sh", "-c", KILL_GROUP, "sandbox", group_file], user=user
+            )
+            api.exec_start(created["Id"])
+            if _exit_code(api, str(created["Id"])) == 0:
+                return True
+        except docker.errors.APIError:
+            pass  # the engine could not start it
+        time.sleep(0.1)  # no PID free yet: the group is still forking
+    return False
 
 
 def _exit_code(api: Any, exec_id: str) -> int | None:

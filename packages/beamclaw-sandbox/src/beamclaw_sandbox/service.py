@@ -9,7 +9,8 @@ Invariants:
 * :meth:`Sandbox.start` never raises for an unavailable engine: the state says why, and
   :attr:`Sandbox.offered` is False, so the ``exec`` tool is not offered;
 * orphans of this home (a crash's leftovers) are removed at start, before any run;
-* a run that outlives its host deadline removes its container (nothing keeps running);
+* a run that outlives its host deadline, or whose processes survive its timeout (a
+  fork bomb), removes its container: nothing of it keeps running;
 * :meth:`Sandbox.stop` cancels a build in progress and removes every container.
 """
 
@@ -194,7 +195,7 @@ class Sandbox:
             timeout_seconds,
             self.settings.max_output_chars,
         )
-        if outcome.hung:
+        if outcome.leftovers:
             await pool.release(key)
         return outcome
 
