@@ -145,12 +145,15 @@ class Sandbox:
         self._phase = "up"
 
     async def stop(self) -> None:
-        """Cancel a build in progress; remove every container of this pool."""
+        """Cancel a build in progress; remove every container of this pool; close the
+        engine connection."""
         if self._build is not None and not self._build.done():
             self._build.cancel()
             await asyncio.gather(self._build, return_exceptions=True)
         if self._pool is not None:
             await self._pool.release_all()
+        if self._client is not None:
+            self._client.close()
 
     # ---------------------------------------------------------------- runs
 

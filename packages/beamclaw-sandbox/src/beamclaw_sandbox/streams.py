@@ -68,9 +68,9 @@ class CappedCapture:
         return self.total > len(self._head) + len(self._tail)
 
     def text(self) -> str:
-        head = self._head.decode(errors="replace")
         if not self.truncated:
-            return head + self._tail.decode(errors="replace")
+            return (self._head + self._tail).decode(errors="replace")
+        head = self._head.decode(errors="replace")
         omitted = self.total - len(self._head) - len(self._tail)
         marker = TRUNCATION.format(omitted=omitted, total=self.total)
         tail = self._tail.decode(errors="replace")
