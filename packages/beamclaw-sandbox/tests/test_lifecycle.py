@@ -22,10 +22,10 @@ pytestmark = pytest.mark.docker
 def containers_of(owner: str) -> list[str]:
     client = docker.DockerClient(base_url="unix:///var/run/docker.sock")
     try:
-        found = client.containers.list(
+        found = client.api.containers(
             all=True, filters={"label": [f"{SANDBOX_LABEL}=1", f"{OWNER_LABEL}={owner}"]}
         )
-        return sorted(str(c.name) for c in found)
+        return sorted(c["Names"][0].lstrip("/") for c in found)
     finally:
         client.close()
 

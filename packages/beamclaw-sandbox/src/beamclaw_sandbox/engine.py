@@ -8,6 +8,7 @@ whose ``reason`` a person can act on (not running, no permission, not installed)
 from __future__ import annotations
 
 import os
+import socket
 from typing import TYPE_CHECKING
 
 from beamclaw_sandbox.errors import DockerUnavailableError
@@ -16,6 +17,9 @@ if TYPE_CHECKING:
     import docker
 
 DEFAULT_SOCKET = "unix:///var/run/docker.sock"
+API_VERSION = "1.41"
+"""Engine API version spoken (Docker 20.10 and later); fixed, so making a client does not
+open a connection of its own (the ping is the one check)."""
 
 
 def engine_url(configured: str | None) -> str:
@@ -40,6 +44,17 @@ def unavailable_reason(url: str, error: BaseException) -> str:
     return f"the engine at {url} does not answer: {text}"
 
 
+def _probe_socket(address: str) -> None:
+    # the SDK leaks the socket of a failed Unix connection: try it with one we close
+    path = address.removeprefix("unix://")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(5)
+        try:
+            probe.connect(path)
+        except OSError as e:
+            raise DockerUnavailableError(unavailable_reason(address, e)) from e
+
+
 def connect(url: str | None, *, timeout: float = 60.0) -> docker.DockerClient:
     """A client for the engine at ``url`` (see :func:`engine_url`), checked by a ping.
 
@@ -52,9 +67,15 @@ def connect(url: str | None, *, timeout: float = 60.0) -> docker.DockerClient:
     except ImportError as e:  # pragma: no cover - docker is a declared dependency
         raise DockerUnavailableError("the docker Python package is not installed") from e
     address = engine_url(url)
+    if address.startswith("unix://"):
+        _probe_socket(address)
     try:
-        client = docker.DockerClient(base_url=address, timeout=int(timeout))
+        client = docker.DockerClient(base_url=address, version=API_VERSION, timeout=int(timeout))
+    except docker.errors.DockerException as e:
+        raise DockerUnavailableError(unavailable_reason(address, e)) from e
+    try:
         client.ping()
     except (docker.errors.DockerException, OSError) as e:
+        client.close()
         raise DockerUnavailableError(unavailable_reason(address, e)) from e
     return client

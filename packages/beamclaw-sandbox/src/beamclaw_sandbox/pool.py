@@ -18,7 +18,7 @@ import asyncio
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from beamclaw_sandbox.errors import ContainerError
 from beamclaw_sandbox.hardening import (
@@ -177,20 +177,25 @@ class ContainerPool:
     # ---------------------------------------------------------------- by label (blocking)
 
     def list(self) -> list[ContainerInfo]:
-        """Every container of this owner (running or not), as Docker knows them."""
-        containers = self._client.containers.list(
+        """Every container of this owner (running or not), as Docker lists them (one
+        call: a container removed meanwhile is simply not listed)."""
+        rows: list[dict[str, Any]] = self._client.api.containers(
             all=True, filters={"label": [f"{SANDBOX_LABEL}=1", f"{OWNER_LABEL}={self._owner}"]}
         )
-        return [
-            ContainerInfo(
-                id=str(c.id),
-                name=str(c.name),
-                status=str(c.status),
-                scope=str(c.labels.get(SCOPE_LABEL, "")),
-                key=str(c.labels.get(KEY_LABEL, "")),
+        out: list[ContainerInfo] = []
+        for row in rows:
+            labels: dict[str, str] = row.get("Labels") or {}
+            names: list[str] = row.get("Names") or [""]
+            out.append(
+                ContainerInfo(
+                    id=str(row["Id"]),
+                    name=names[0].lstrip("/"),
+                    status=str(row.get("State", "")),
+                    scope=labels.get(SCOPE_LABEL, ""),
+                    key=labels.get(KEY_LABEL, ""),
+                )
             )
-            for c in containers
-        ]
+        return out
 
     def reap(self) -> list[str]:
         """Remove this owner's containers this pool does not know (a crash's orphans)."""
