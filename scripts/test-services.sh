@@ -7,6 +7,9 @@
 #
 # PostgreSQL runs as its own cluster on 127.0.0.1:55432 (trust auth, test-only data dir),
 # Redis on 127.0.0.1:56379 without persistence. Nothing listens beyond loopback.
+# Docker (Debian's docker.io, plus debootstrap for the sandbox image's offline build) is
+# started as a plain dockerd when no engine answers (no systemd needed); the sandbox image
+# itself is built by the tests on first use and then cached by Docker.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -43,6 +46,8 @@ ensure_packages() {
   command -v tmux >/dev/null || missing+=(tmux)
   command -v git >/dev/null || missing+=(git)
   command -v node >/dev/null || missing+=(nodejs npm)
+  command -v dockerd >/dev/null || missing+=(docker.io)
+  command -v debootstrap >/dev/null || [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 }
 
@@ -75,6 +80,25 @@ start_redis() {
   log "Redis started on 127.0.0.1:$REDIS_PORT"
 }
 
+docker_answers() {
+  docker version --format '{{.Server.Version}}' >/dev/null 2>&1
+}
+
+start_docker() {
+  if docker_answers; then
+    log "Docker already running"; return
+  fi
+  if [ "$(id -u)" -ne 0 ]; then
+    log "Docker does not answer and starting dockerd needs root: start it (sudo dockerd &)"
+    return
+  fi
+  nohup dockerd >"$STATE/dockerd.log" 2>&1 &
+  echo $! >"$STATE/dockerd.pid"
+  for _ in $(seq 150); do docker_answers && break; sleep 0.2; done
+  if docker_answers; then log "Docker started (log: $STATE/dockerd.log)"
+  else log "dockerd did not answer within 30 s: see $STATE/dockerd.log"; fi
+}
+
 write_env() {
   cat > "$STATE/env" <<ENV
 BEAMCLAW_TEST_POSTGRES_URL=postgresql://postgres@127.0.0.1:$PG_PORT/postgres
@@ -88,12 +112,17 @@ case "${1:-start}" in
     ensure_packages
     start_postgres
     start_redis
+    start_docker
     write_env
     ;;
   stop)
     bin="$(pg_bin)"
     [ -f "$PG_DIR/postmaster.pid" ] && as_postgres "'$bin/pg_ctl' -D '$PG_DIR' -m fast stop >/dev/null" || true
     redis-cli -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1 || true
+    if [ -f "$STATE/dockerd.pid" ]; then
+      kill "$(cat "$STATE/dockerd.pid")" 2>/dev/null || true
+      rm -f "$STATE/dockerd.pid"
+    fi
     ;;
   *) echo "usage: $0 start|stop" >&2; exit 2 ;;
 esac

@@ -21,6 +21,7 @@ HEAVY = (
     "aiohttp",
     "alembic",
     "bm25s",
+    "docker",
     "fastapi",
     "mcp",
     "numpy",
@@ -67,6 +68,7 @@ def loaded_heavy(argv: list[str] | None, home: Path, modules: tuple[str, ...] = 
         ["agent", "list"],
         ["config", "show"],
         ["mcp", "list", "--local"],
+        ["sandbox", "--help"],
     ],
     ids=lambda a: "import" if a is None else " ".join(a),
 )
@@ -88,3 +90,4 @@ def test_light_commands_skip_the_http_client(argv: list[str] | None, beamclaw_ho
 def test_the_budget_can_fail(beamclaw_home: Path) -> None:
     """The probe sees a heavy import when a command truly needs one (the database)."""
     assert "sqlalchemy" in loaded_heavy(["sessions", "list"], beamclaw_home)
+    assert "docker" in loaded_heavy(["sandbox", "status"], beamclaw_home)

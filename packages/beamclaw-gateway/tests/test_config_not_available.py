@@ -19,7 +19,6 @@ def _load(home: Path, text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("[sandbox]\nenabled = true\n", "sandbox.enabled = true: the Docker sandbox"),
         ("[scheduler]\nenabled = true\n", "scheduler.enabled = true: the scheduler"),
         (
             "[gateway.channels.telegram]\nenabled = true\n",
@@ -60,3 +59,11 @@ def test_the_defaults_written_out_still_load(beamclaw_home: Path) -> None:
     loaded = load_config()
     assert loaded.settings.scheduler.enabled is False
     assert loaded.settings.sandbox.enabled is False
+
+
+def test_the_sandbox_loads_enabled(beamclaw_home: Path) -> None:
+    """Issue 21 built the sandbox: ``enabled = true`` is a working key now."""
+    _load(beamclaw_home, '[sandbox]\nenabled = true\nscope = "agent"\n')
+    loaded = load_config()
+    assert loaded.settings.sandbox.enabled is True
+    assert loaded.settings.sandbox.scope == "agent"

@@ -32,6 +32,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "approvals",
     "identity",
     "skills",
+    "sandbox",
 )
 
 app = typer.Typer(

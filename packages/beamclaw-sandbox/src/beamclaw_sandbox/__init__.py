@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from beamclaw_obs.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from beamclaw_sandbox.admin import SandboxAdmin
     from beamclaw_sandbox.build import BuildReport, ensure_image, image_state
     from beamclaw_sandbox.engine import connect, engine_url
     from beamclaw_sandbox.errors import (
@@ -32,6 +33,7 @@ else:
     __getattr__, __dir__ = lazy_exports(
         globals(),
         {
+            "beamclaw_sandbox.admin": ("SandboxAdmin",),
             "beamclaw_sandbox.build": ("BuildReport", "ensure_image", "image_state"),
             "beamclaw_sandbox.engine": ("connect", "engine_url"),
             "beamclaw_sandbox.errors": (
@@ -68,6 +70,7 @@ __all__ = [
     "ImageRecipe",
     "RunOutcome",
     "Sandbox",
+    "SandboxAdmin",
     "SandboxSettings",
     "SandboxUnavailableError",
     "SkillError",
