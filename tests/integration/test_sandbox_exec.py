@@ -19,6 +19,7 @@ from beamclaw_core.skills.parser import parse_skill
 from beamclaw_core.testing import CallTool, Reply, ScriptedProvider
 from beamclaw_gateway.runtime import GatewayRuntime
 from beamclaw_gateway.testing import quiet_config
+from beamclaw_obs import beamclaw_home
 from beamclaw_sandbox import BeamclawSandboxError
 from beamclaw_sandbox.hardening import OWNER_LABEL, SANDBOX_LABEL
 from beamclaw_sandbox.skills import skill_markdown
@@ -95,6 +96,34 @@ async def test_the_model_runs_code_in_the_sandbox_and_the_container_ends_with_th
     finally:
         await runtime.stop()
     assert containers_of(owner) == []
+
+
+@pytest.mark.docker
+async def test_a_script_calls_the_gateways_tools_through_the_bridge(sandbox_image: str) -> None:
+    script = (
+        "from beamclaw_bridge import BridgeError, call_tool, search_tools\n"
+        "print(call_tool('write_file', path='note.txt', content='from the sandbox'))\n"
+        "print(call_tool('read_file', path='note.txt'))\n"
+        "try:\n"
+        "    call_tool('bash', command='id')\n"
+        "except BridgeError as e:\n"
+        "    print('refused:', e.code)\n"
+        "print(sorted(t['name'] for t in search_tools('file'))[:3])\n"
+    )
+    provider = ScriptedProvider([CallTool("exec", {"script": script}), _answer])
+    runtime = runtime_for(provider, Autonomy.FULL, image=sandbox_image)
+    await runtime.start()
+    try:
+        handle = await runtime.core.send(ADDRESS, "use your tools from a script")
+        done = [e async for e in handle.events()][-1]
+        assert isinstance(done, TurnDone)
+        assert "[exit status 0]" in done.text, done.text
+        assert "from the sandbox" in done.text
+        assert "refused: -32002" in done.text  # bash: denied by the bridge rules
+        workspace = beamclaw_home() / "agents" / ADDRESS.agent_id
+        assert (workspace / "note.txt").read_text() == "from the sandbox"
+    finally:
+        await runtime.stop()
 
 
 @pytest.mark.docker

@@ -2,7 +2,7 @@
 
 ``sandbox_image`` builds the image once when it is missing (cached by Docker between
 runs); without an engine the tests fail with the reason (``make test`` starts dockerd).
-``make_sandbox(**settings)`` starts a :class:`Sandbox` with its own home (so its own
+``make_sandbox(bridge=..., **settings)`` starts a :class:`Sandbox` with its own home (so its own
 containers and reaper scope) and stops it after the test.
 """
 
@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from beamclaw_sandbox import BeamclawSandboxError, Sandbox, SandboxSettings
+from beamclaw_sandbox.bridge import ToolBridge
 from beamclaw_sandbox.testing import require_image
 
 HOST_ENV = {
@@ -39,10 +40,16 @@ async def make_sandbox(sandbox_image: str, tmp_path: Path) -> AsyncIterator[Call
     started: list[Sandbox] = []
 
     async def factory(
-        *, home: Path | None = None, host_env: Mapping[str, str] = HOST_ENV, **values: Any
+        *,
+        home: Path | None = None,
+        host_env: Mapping[str, str] = HOST_ENV,
+        bridge: ToolBridge | None = None,
+        **values: Any,
     ) -> Sandbox:
         settings = SandboxSettings(enabled=True, image=sandbox_image, **values)
-        sandbox = Sandbox(settings, home=home or tmp_path / "home", host_env=host_env)
+        sandbox = Sandbox(
+            settings, home=home or tmp_path / "home", host_env=host_env, bridge=bridge
+        )
         await sandbox.start()
         started.append(sandbox)
         return sandbox

@@ -19,7 +19,7 @@ from beamclaw_gateway.config import BeamclawConfig
 from beamclaw_mcp import MCPManager
 from beamclaw_memory import Database, MemoryService, create_memory_service
 from beamclaw_obs import ComponentHealth, HealthRegistry, HealthState, beamclaw_home
-from beamclaw_tools import ToolPolicy, ToolRegistry
+from beamclaw_tools import SessionRef, ToolPolicy, ToolRegistry
 
 if TYPE_CHECKING:
     from beamclaw_core.sessions import SessionEnd
@@ -104,10 +104,23 @@ class AgentSystem:
         self.sandbox: Sandbox | None = None
         if config.sandbox.enabled:
             # imported only when enabled: the sandbox's modules are not a start-up cost
-            from beamclaw_sandbox import Sandbox
+            from beamclaw_sandbox import Sandbox, ToolBridge
 
-            self.sandbox = Sandbox(config.sandbox, home=beamclaw_home())
+            bridge = None
+            if config.sandbox.bridge:
+                bridge = ToolBridge(
+                    self.tools,
+                    rules=config.sandbox.bridge_rules,
+                    policy_for=self.tool_policy,
+                    grants=self._granted_tools,
+                )
+            self.sandbox = Sandbox(config.sandbox, home=beamclaw_home(), bridge=bridge)
         self._started = False
+
+    async def _granted_tools(self, session: SessionRef) -> set[str]:
+        """The sandbox bridge's approval port: the person's standing ``/always`` grants."""
+        grants = await self.core.always_grants(agent_id=session.agent_id, user_id=session.user_id)
+        return {grant.tool for grant in grants}
 
     def tool_policy(self, agent_id: str) -> ToolPolicy:
         """``[tools]`` allow/deny for the agent, minus MCP servers it is not granted."""

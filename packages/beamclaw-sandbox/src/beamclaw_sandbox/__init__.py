@@ -12,6 +12,7 @@ from beamclaw_obs.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from beamclaw_sandbox.admin import SandboxAdmin
+    from beamclaw_sandbox.bridge import ToolBridge
     from beamclaw_sandbox.build import BuildReport, ensure_image, image_state
     from beamclaw_sandbox.engine import connect, engine_url
     from beamclaw_sandbox.errors import (
@@ -34,6 +35,7 @@ else:
         globals(),
         {
             "beamclaw_sandbox.admin": ("SandboxAdmin",),
+            "beamclaw_sandbox.bridge": ("ToolBridge",),
             "beamclaw_sandbox.build": ("BuildReport", "ensure_image", "image_state"),
             "beamclaw_sandbox.engine": ("connect", "engine_url"),
             "beamclaw_sandbox.errors": (
@@ -74,6 +76,7 @@ __all__ = [
     "SandboxSettings",
     "SandboxUnavailableError",
     "SkillError",
+    "ToolBridge",
     "__version__",
     "connect",
     "engine_url",

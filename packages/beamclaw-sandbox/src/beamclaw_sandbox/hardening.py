@@ -7,8 +7,8 @@ Invariants (DESIGN.md section 7), whatever the settings:
   programs may run: native extensions need it), both
   ``nosuid,nodev`` and size-capped;
 * memory (no extra swap), CPU and PID limits; an init process reaps orphans;
-* no network unless ``[sandbox] network`` names one (``host`` is refused); no bind
-  mounts, so no Docker socket;
+* no network unless ``[sandbox] network`` names one (``host`` is refused); the only bind
+  mounts are the tool bridge's two read-only directories, so no Docker socket;
 * the environment is the image's plus the allowlist: nothing else of the host's.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from beamclaw_sandbox.recipe import SANDBOX_UID, WORKDIR
@@ -59,6 +59,9 @@ class ContainerSpec:
     labels: Mapping[str, str]
     environment: Mapping[str, str]
     settings: SandboxSettings
+    binds: Mapping[str, str] = field(default_factory=dict[str, str])
+    """Host directory → container path, mounted read-only (the tool bridge's socket and
+    ``/tools``; never the Docker socket)."""
 
     def network_kwargs(self) -> dict[str, Any]:
         network = self.settings.network
@@ -97,6 +100,7 @@ class ContainerSpec:
             "pids_limit": s.pids_limit,
             "init": True,
             "ipc_mode": "private",
+            "volumes": {host: {"bind": path, "mode": "ro"} for host, path in self.binds.items()},
             "detach": True,
             "stdin_open": False,
             "tty": False,

@@ -58,7 +58,11 @@ class ContainerPool:
         owner: str,
         *,
         host_env: Mapping[str, str] | None = None,
+        binds: Mapping[str, str] | None = None,
+        extra_env: Mapping[str, str] | None = None,
     ) -> None:
+        self._binds = dict(binds or {})
+        self._extra_env = dict(extra_env or {})
         self._client = client
         self._settings = settings
         self._owner = owner
@@ -81,8 +85,12 @@ class ContainerPool:
                 SCOPE_LABEL: self._settings.scope,
                 KEY_LABEL: key,
             },
-            environment=container_environment(self._settings, self._host_env),
+            environment={
+                **container_environment(self._settings, self._host_env),
+                **self._extra_env,
+            },
             settings=self._settings,
+            binds=self._binds,
         )
 
     async def acquire(self, key: str) -> str:

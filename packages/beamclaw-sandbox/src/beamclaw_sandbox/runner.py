@@ -16,6 +16,7 @@ from __future__ import annotations
 import socket
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -81,6 +82,7 @@ def run_script(
     language: Language,
     timeout: float,
     keep_bytes: int,
+    environment: Mapping[str, str] | None = None,
 ) -> RunOutcome:
     """Run ``script`` in the container and wait for it (at most ``timeout`` + grace)."""
     api = client.api
@@ -94,6 +96,7 @@ def run_script(
         stderr=True,
         user=f"{SANDBOX_UID}:{SANDBOX_UID}",
         workdir=WORKDIR,
+        environment=dict(environment or {}),
     )
     exec_id = str(created["Id"])
     handle = api.exec_start(exec_id, socket=True)

@@ -11,7 +11,9 @@ Invariants:
 * orphans of this home (a crash's leftovers) are removed at start, before any run;
 * a run that outlives its host deadline, or whose processes survive its timeout (a
   fork bomb), removes its container: nothing of it keeps running;
-* :meth:`Sandbox.stop` cancels a build in progress and removes every container.
+* :meth:`Sandbox.stop` cancels a build in progress and removes every container;
+* with a :class:`~beamclaw_sandbox.bridge.ToolBridge`, a run given its session gets a
+  bridge token valid exactly while it runs.
 """
 
 from __future__ import annotations
@@ -25,6 +27,12 @@ from typing import TYPE_CHECKING, Literal
 from loguru import logger
 
 from beamclaw_obs import ComponentHealth, HealthState
+from beamclaw_sandbox.bridge import (
+    CONTAINER_SOCKET_DIR,
+    CONTAINER_TOOLS_DIR,
+    SOCKET_NAME,
+    ToolBridge,
+)
 from beamclaw_sandbox.build import ensure_image, image_state
 from beamclaw_sandbox.engine import connect
 from beamclaw_sandbox.errors import (
@@ -37,6 +45,7 @@ from beamclaw_sandbox.pool import ContainerInfo, ContainerPool
 from beamclaw_sandbox.recipe import ImageRecipe
 from beamclaw_sandbox.runner import Language, RunOutcome, run_script
 from beamclaw_sandbox.settings import SandboxSettings
+from beamclaw_tools import SessionRef
 
 if TYPE_CHECKING:
     import docker
@@ -57,7 +66,9 @@ class Sandbox:
         home: Path,
         host_env: Mapping[str, str] | None = None,
         connector: Connector = connect,
+        bridge: ToolBridge | None = None,
     ) -> None:
+        self.bridge = bridge
         self.settings = settings
         self.recipe = ImageRecipe.from_settings(settings)
         self.owner = owner_id(str(home.resolve()))
@@ -114,7 +125,23 @@ class Sandbox:
         except DockerUnavailableError as e:
             self._down(e.reason)
             return
-        self._pool = ContainerPool(self._client, self.settings, self.owner, host_env=self._host_env)
+        binds: dict[str, str] = {}
+        extra_env: dict[str, str] = {}
+        if self.bridge is not None:
+            await self.bridge.start()
+            binds = self.bridge.binds()
+            extra_env = {
+                "BEAMCLAW_BRIDGE": f"{CONTAINER_SOCKET_DIR}/{SOCKET_NAME}",
+                "PYTHONPATH": CONTAINER_TOOLS_DIR,
+            }
+        self._pool = ContainerPool(
+            self._client,
+            self.settings,
+            self.owner,
+            host_env=self._host_env,
+            binds=binds,
+            extra_env=extra_env,
+        )
         reaped = await asyncio.to_thread(self._pool.reap)
         if reaped:
             logger.info("sandbox: removed {} orphaned container(s): {}", len(reaped), reaped)
@@ -152,6 +179,8 @@ class Sandbox:
             await asyncio.gather(self._build, return_exceptions=True)
         if self._pool is not None:
             await self._pool.release_all()
+        if self.bridge is not None:
+            await self.bridge.stop()
         if self._client is not None:
             self._client.close()
 
@@ -178,7 +207,12 @@ class Sandbox:
         return self._pool
 
     async def run(
-        self, key: str, script: str, language: Language, timeout_seconds: float
+        self,
+        key: str,
+        script: str,
+        language: Language,
+        timeout_seconds: float,
+        session: SessionRef | None = None,
     ) -> RunOutcome:
         """Run ``script`` in ``key``'s container (waiting for a build in progress).
 
@@ -189,15 +223,26 @@ class Sandbox:
         pool = await self._ready()
         assert self._client is not None
         container_id = await pool.acquire(key)
-        outcome = await asyncio.to_thread(
-            run_script,
-            self._client,
-            container_id,
-            script.encode(),
-            language,
-            timeout_seconds,
-            self.settings.max_output_chars,
-        )
+        token: str | None = None
+        environment: dict[str, str] = {}
+        if self.bridge is not None and session is not None:
+            self.bridge.refresh()
+            token = self.bridge.open_run(session)
+            environment["BEAMCLAW_BRIDGE_TOKEN"] = token
+        try:
+            outcome = await asyncio.to_thread(
+                run_script,
+                self._client,
+                container_id,
+                script.encode(),
+                language,
+                timeout_seconds,
+                self.settings.max_output_chars,
+                environment,
+            )
+        finally:
+            if token is not None and self.bridge is not None:
+                self.bridge.close_run(token)
         if outcome.leftovers:
             await pool.release(key)
         return outcome

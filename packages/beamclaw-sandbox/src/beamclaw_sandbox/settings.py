@@ -28,6 +28,8 @@ from beamclaw_obs import Section
 Scope = Literal["session", "agent", "shared"]
 BuildMethod = Literal["auto", "debootstrap", "dockerfile"]
 
+_BRIDGE_RULE = re.compile(r"^(allow|deny):\S+$")
+DEFAULT_BRIDGE_RULES = ("deny:exec", "deny:bash", "deny:terminal", "allow:*")
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION)", re.I)
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -93,6 +95,13 @@ class SandboxSettings(Section):
     credentials are refused)."""
     env: dict[str, str] = Field(default_factory=dict[str, str])
     """Fixed variables set in containers (same name rule as ``env_allow``)."""
+    bridge: bool = True
+    """Mount the tool bridge: scripts call the gateway's tools with ``from beamclaw_bridge
+    import call_tool`` (policy and approvals apply to every call) and find them in
+    ``/tools``."""
+    bridge_rules: list[str] = Field(default_factory=lambda: list(DEFAULT_BRIDGE_RULES))
+    """Ordered ``allow:<glob>``/``deny:<glob>`` rules over tool names for bridge calls: the
+    first match decides, no match denies."""
     default_timeout_seconds: float = Field(default=60.0, gt=0)
     """Timeout of a script when the model asks for none."""
     max_timeout_seconds: float = Field(default=300.0, gt=0)
@@ -108,6 +117,14 @@ class SandboxSettings(Section):
         if network == "host" or network.startswith("container:"):
             raise ValueError(f"network {network!r} would share another network namespace")
         return network
+
+    @field_validator("bridge_rules")
+    @classmethod
+    def _rules(cls, rules: list[str]) -> list[str]:
+        for rule in rules:
+            if not _BRIDGE_RULE.match(rule):
+                raise ValueError(f"bridge rule {rule!r} is not 'allow:<glob>' or 'deny:<glob>'")
+        return rules
 
     @field_validator("env_allow")
     @classmethod

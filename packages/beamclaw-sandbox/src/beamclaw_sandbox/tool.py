@@ -112,7 +112,7 @@ class ExecTool(TypedTool[ExecArgs]):
             return ToolOutput.error(f"the script exceeds {s.max_script_bytes} bytes")
         key = self._sandbox.scope_key(session.session_id, session.agent_id)
         try:
-            outcome = await self._sandbox.run(key, script, language, timeout)
+            outcome = await self._sandbox.run(key, script, language, timeout, session)
         except BeamclawSandboxError as e:
             return ToolOutput.error(str(e))
         output = format_outcome(outcome, timeout)
