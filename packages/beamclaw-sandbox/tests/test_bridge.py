@@ -220,3 +220,46 @@ async def test_garbage_and_missing_tokens_get_errors_and_the_bridge_keeps_servin
         session(),
     )
     assert outcome.stdout == "echo:y:s-1\n"
+
+
+class LookupArgs(ToolArgs):
+    email: str
+
+
+class LookupTool(TypedTool[LookupArgs]):
+    """A directory: returns a phone number the model has never seen."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            LookupArgs, make_definition("lookup", "Phone number of a person.", LookupArgs)
+        )
+        self.seen: list[str] = []
+
+    async def run(self, args: LookupArgs, session: SessionRef) -> ToolOutput:
+        self.seen.append(args.email)
+        return ToolOutput.ok(f"{args.email}: +44 20 7946 0958")
+
+
+async def test_pii_round_trip(make_sandbox: Callable[..., Any]) -> None:
+    """The container sees tokens, the tool real values, the model only what it knew."""
+    sandbox, registry, _echo = await bridged(make_sandbox)
+    lookup = LookupTool()
+    registry.register(lookup)
+    script = """
+from beamclaw_bridge import call_tool
+import sys
+email = "ann@example.com"
+print("inside:", email)
+print("result:", call_tool("lookup", email=email))
+"""
+    outcome = await sandbox.run("k", script, "python", 30, session())
+    assert outcome.exit_status == 0, outcome.stderr
+    assert lookup.seen == ["ann@example.com"]  # the tool got the real value
+    lines = outcome.stdout.splitlines()
+    assert lines[0] == "inside: ann@example.com"  # known to the model: shown back
+    assert lines[1].startswith("result: ann@example.com: PII_PHONE_")  # new: stays a token
+    assert "7946" not in outcome.stdout
+    # inside, the script held only the token: upper() of the real address would print
+    # ANN@EXAMPLE.COM; upper() of PII_EMAIL_n is itself, shown back as the known value
+    raw = await sandbox.run("k", "print('ann@example.com'.upper())", "python", 30, session())
+    assert raw.stdout == "ann@example.com\n"

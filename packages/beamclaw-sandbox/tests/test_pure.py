@@ -69,7 +69,9 @@ def test_the_container_spec_is_hardened_whatever_the_settings() -> None:
     assert kw["nano_cpus"] == 2_000_000_000 and kw["pids_limit"] == 32
     assert kw["network_mode"] == "bridge"
     assert "noexec" in kw["tmpfs"]["/tmp"]
-    assert "volumes" not in kw and "privileged" not in kw
+    assert kw["volumes"] == {} and "privileged" not in kw
+    bridged = ContainerSpec("i", "n", {}, {}, settings, binds={"/h/s": "/run/beamclaw"})
+    assert bridged.create_kwargs()["volumes"] == {"/h/s": {"bind": "/run/beamclaw", "mode": "ro"}}
     assert ContainerSpec("i", "n", {}, {}, SandboxSettings(network="mynet")).create_kwargs()[
         "network"
     ] == ("mynet")
@@ -162,3 +164,33 @@ def test_a_saved_skill_loads_back_and_a_tampered_one_is_refused(tmp_path: Path) 
         load_skill(tmp_path, "absent")
     with pytest.raises(SkillError, match="letters"):
         save_skill(tmp_path, "../escape", "", "python", "1")
+
+
+def test_pii_tokens_are_stable_and_only_known_values_come_back() -> None:
+    from beamclaw_sandbox.pii import PiiTokenizer, custom_patterns
+
+    tok = PiiTokenizer()
+    script = "send('ann@example.com', key='sk-abcdefghijklmnop1234', card='4111 1111 1111 1111')"
+    tokens = tok.tokenize(script, known=True)
+    assert "ann@example.com" not in tokens and "sk-abcdef" not in tokens and "4111" not in tokens
+    assert "PII_EMAIL_" in tokens and "PII_KEY_" in tokens and "PII_CARD_" in tokens
+    assert tok.tokenize("again ann@example.com", known=True).endswith(tokens.split("'")[1])
+    assert tok.detokenize(tokens, only_known=True) == script
+    # a value first seen in a tool result stays a token for the model, not for tools
+    result = tok.tokenize("call +44 20 7946 0958 or bob@example.org", known=False)
+    assert "+44" not in result and "bob@" not in result
+    assert tok.detokenize(result, only_known=True) == result
+    assert tok.detokenize(result, only_known=False) == "call +44 20 7946 0958 or bob@example.org"
+    assert tok.detokenize_value({"to": [result]}) == {
+        "to": ["call +44 20 7946 0958 or bob@example.org"]
+    }
+    # ordinary numbers and never-issued tokens are left alone
+    assert tok.tokenize("x = 1234567890123; y = 42", known=True) == "x = 1234567890123; y = 42"
+    assert tok.detokenize("PII_EMAIL_999", only_known=False) == "PII_EMAIL_999"
+    custom = PiiTokenizer(custom_patterns({"employee": r"EMP-\d{6}"}))
+    assert custom.tokenize("id EMP-123456", known=True) == "id PII_EMPLOYEE_1"
+
+
+def test_pii_patterns_must_compile() -> None:
+    with pytest.raises(ValidationError, match="not a regular expression"):
+        SandboxSettings(pii_patterns={"bad": "("})

@@ -14,6 +14,8 @@ Every ``call_tool`` passes, in order: the bridge rules (``[sandbox] bridge_rules
 ``exec``, ``bash`` and ``terminal`` denied by default), the agent's tool policy, and the
 session's autonomy and standing approvals (:func:`approval_refusal`); then it runs through
 the tool registry (validation, timeout, scrubbing, events) like a call of the model.
+With PII tokenisation on, its arguments are de-tokenised before the tool runs and its
+result is tokenised before the script sees it (:mod:`beamclaw_sandbox.pii`).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from beamclaw_sandbox.bridge_protocol import (
     result_message,
 )
 from beamclaw_sandbox.discovery import write_discovery
+from beamclaw_sandbox.pii import PiiVault
 from beamclaw_tools import SessionRef, ToolCall, ToolDef, ToolPolicy, ToolRegistry
 
 SOCKET_NAME = "bridge.sock"
@@ -80,6 +83,8 @@ class ToolBridge:
         self._root: Path | None = None
         self._calls = itertools.count(1)
         self._connections: set[asyncio.Task[None]] = set()
+        self.pii: PiiVault | None = None
+        """Set by the sandbox: arguments are de-tokenised, results tokenised."""
 
     # ---------------------------------------------------------------- life cycle
 
@@ -226,12 +231,19 @@ class ToolBridge:
         refusal = approval_refusal(session, definition, granted)
         if refusal is not None:
             raise RpcError(DENIED, refusal, request.id)
+        tokenizer = self.pii.for_session(session.session_id) if self.pii is not None else None
+        args = dict[str, Any](arguments)
+        if tokenizer is not None:
+            args = dict[str, Any](tokenizer.detokenize_value(args))
         call = ToolCall(
             id=f"bridge-{os.getpid()}-{next(self._calls)}",
             name=definition.name,
-            args=dict[str, Any](arguments),
+            args=args,
             source="sandbox-bridge",
         )
         logger.debug("bridge call {} for session {}", definition.name, session.session_id)
         result = await self._registry.execute(call, session, policy=self._policy(session))
-        return {"content": result.content, "is_error": result.is_error}
+        content = result.content
+        if tokenizer is not None:
+            content = tokenizer.tokenize(content, known=False)
+        return {"content": content, "is_error": result.is_error}

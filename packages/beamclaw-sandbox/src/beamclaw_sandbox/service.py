@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -41,6 +42,7 @@ from beamclaw_sandbox.errors import (
     SandboxUnavailableError,
 )
 from beamclaw_sandbox.hardening import owner_id
+from beamclaw_sandbox.pii import BUILTIN_PATTERNS, PiiVault, custom_patterns
 from beamclaw_sandbox.pool import ContainerInfo, ContainerPool
 from beamclaw_sandbox.recipe import ImageRecipe
 from beamclaw_sandbox.runner import Language, RunOutcome, run_script
@@ -69,6 +71,11 @@ class Sandbox:
         bridge: ToolBridge | None = None,
     ) -> None:
         self.bridge = bridge
+        self.pii: PiiVault | None = None
+        if settings.pii:
+            self.pii = PiiVault((*BUILTIN_PATTERNS, *custom_patterns(settings.pii_patterns)))
+        if bridge is not None:
+            bridge.pii = self.pii
         self.settings = settings
         self.recipe = ImageRecipe.from_settings(settings)
         self.owner = owner_id(str(home.resolve()))
@@ -223,6 +230,10 @@ class Sandbox:
         pool = await self._ready()
         assert self._client is not None
         container_id = await pool.acquire(key)
+        tokenizer = None
+        if self.pii is not None and session is not None:
+            tokenizer = self.pii.for_session(session.session_id)
+            script = tokenizer.tokenize(script, known=True)
         token: str | None = None
         environment: dict[str, str] = {}
         if self.bridge is not None and session is not None:
@@ -245,10 +256,19 @@ class Sandbox:
                 self.bridge.close_run(token)
         if outcome.leftovers:
             await pool.release(key)
+        if tokenizer is not None:
+            outcome = replace(
+                outcome,
+                stdout=tokenizer.detokenize(outcome.stdout, only_known=True),
+                stderr=tokenizer.detokenize(outcome.stderr, only_known=True),
+            )
         return outcome
 
     async def end_session(self, session_id: str) -> bool:
-        """A session ended: remove its container (scope ``session`` only)."""
+        """A session ended: forget its PII tokens; remove its container (scope
+        ``session`` only)."""
+        if self.pii is not None:
+            self.pii.forget(session_id)
         if self._pool is None or self.settings.scope != "session":
             return False
         return await self._pool.release(f"session:{session_id}")

@@ -102,6 +102,12 @@ class SandboxSettings(Section):
     bridge_rules: list[str] = Field(default_factory=lambda: list(DEFAULT_BRIDGE_RULES))
     """Ordered ``allow:<glob>``/``deny:<glob>`` rules over tool names for bridge calls: the
     first match decides, no match denies."""
+    pii: bool = True
+    """Tokenise PII at the sandbox's boundaries: emails, API keys, card and phone numbers
+    (and ``pii_patterns``) in scripts and in tool results sent in become ``PII_<KIND>_<n>``;
+    the output shows real values only for those the model already knew."""
+    pii_patterns: dict[str, str] = Field(default_factory=dict[str, str])
+    """Extra PII patterns: kind → regular expression (e.g. ``employee = "EMP-\\d{6}"``)."""
     default_timeout_seconds: float = Field(default=60.0, gt=0)
     """Timeout of a script when the model asks for none."""
     max_timeout_seconds: float = Field(default=300.0, gt=0)
@@ -125,6 +131,18 @@ class SandboxSettings(Section):
             if not _BRIDGE_RULE.match(rule):
                 raise ValueError(f"bridge rule {rule!r} is not 'allow:<glob>' or 'deny:<glob>'")
         return rules
+
+    @field_validator("pii_patterns")
+    @classmethod
+    def _patterns(cls, patterns: dict[str, str]) -> dict[str, str]:
+        for kind, regex in patterns.items():
+            if not re.fullmatch(r"[A-Za-z0-9]+", kind):
+                raise ValueError(f"PII kind {kind!r} may use letters and digits only")
+            try:
+                re.compile(regex)
+            except re.error as e:
+                raise ValueError(f"PII pattern {kind!r} is not a regular expression: {e}") from e
+        return patterns
 
     @field_validator("env_allow")
     @classmethod
