@@ -11,6 +11,7 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
+import docker
 import pytest
 from pydantic import Field
 
@@ -170,6 +171,16 @@ async def test_the_bridge_directories_are_read_only_inside(
     script = "touch /tools/x 2>/dev/null && echo WROTE || echo refused; ls /run/beamclaw"
     outcome = await sandbox.run("k", script, "bash", 10, session())
     assert outcome.stdout == f"refused\n{SOCKET_NAME}\n"
+    assert sandbox.pool is not None and sandbox.bridge is not None
+    client = docker.DockerClient(base_url="unix:///var/run/docker.sock")
+    try:
+        binds = client.api.inspect_container(sandbox.pool.spec("k").name)["HostConfig"]["Binds"]
+    finally:
+        client.close()
+    assert sorted(binds) == sorted(
+        [f"{sandbox.bridge.socket_dir}:/run/beamclaw:ro", f"{sandbox.bridge.tools_dir}:/tools:ro"]
+    )
+    assert not any("docker.sock" in b for b in binds)
 
 
 async def request(path: Path, payload: bytes) -> bytes:
