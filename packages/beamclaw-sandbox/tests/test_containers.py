@@ -193,3 +193,17 @@ async def test_only_allowlisted_variables_reach_the_container(
     assert "gateway-token-on-host" not in outcome.stdout
     assert "HOME=/work" in outcome.stdout  # the image's, not the host's /root
     assert not names & {"OPENAI_API_KEY", "BEAMCLAW_GATEWAY_TOKEN"}
+
+
+async def test_filling_tmp_or_memory_hurts_only_the_script(
+    make_sandbox: Callable[..., Any],
+) -> None:
+    sandbox: Sandbox = await make_sandbox(tmp_size_mb=8, memory_mb=64)
+    fill = await sandbox.run(KEY, "head -c 20000000 /dev/zero > /tmp/big", "bash", 20)
+    assert fill.exit_status != 0 and "No space left on device" in fill.stderr
+    hog = await sandbox.run(
+        KEY, "x = bytearray(512 * 1024 * 1024)\nprint('ALLOCATED')", "python", 20
+    )
+    assert hog.exit_status != 0 and "ALLOCATED" not in hog.stdout
+    after = await sandbox.run(KEY, "rm -f /tmp/big; echo fine", "bash", 10)
+    assert after.stdout == "fine\n"
