@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from beamclaw_sandbox.errors import ContainerError
 from beamclaw_sandbox.recipe import SANDBOX_UID, WORKDIR
 from beamclaw_sandbox.streams import STDERR, STDOUT, CappedCapture, FrameReader
 
@@ -84,22 +85,31 @@ def run_script(
     keep_bytes: int,
     environment: Mapping[str, str] | None = None,
 ) -> RunOutcome:
-    """Run ``script`` in the container and wait for it (at most ``timeout`` + grace)."""
+    """Run ``script`` in the container and wait for it (at most ``timeout`` + grace).
+
+    Raises:
+        ContainerError: the engine could not start the script (container gone).
+    """
     api = client.api
     started = time.monotonic()
     group_file = f"/tmp/run-{uuid.uuid4().hex}.pgid"  # noqa: S108 - inside the container
-    created: dict[str, Any] = api.exec_create(
-        container_id,
-        exec_command(language, timeout, group_file),
-        stdin=True,
-        stdout=True,
-        stderr=True,
-        user=f"{SANDBOX_UID}:{SANDBOX_UID}",
-        workdir=WORKDIR,
-        environment=dict(environment or {}),
-    )
-    exec_id = str(created["Id"])
-    handle = api.exec_start(exec_id, socket=True)
+    import docker.errors
+
+    try:
+        created: dict[str, Any] = api.exec_create(
+            container_id,
+            exec_command(language, timeout, group_file),
+            stdin=True,
+            stdout=True,
+            stderr=True,
+            user=f"{SANDBOX_UID}:{SANDBOX_UID}",
+            workdir=WORKDIR,
+            environment=dict(environment or {}),
+        )
+        exec_id = str(created["Id"])
+        handle = api.exec_start(exec_id, socket=True)
+    except docker.errors.DockerException as e:
+        raise ContainerError(container_id[:12], f"could not start the script: {e}") from e
     raw = _raw_socket(handle)
     out, err = CappedCapture(keep_bytes), CappedCapture(keep_bytes)
     hung = False
