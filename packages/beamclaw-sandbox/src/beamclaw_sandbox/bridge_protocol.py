@@ -16,6 +16,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, cast
 
+from beamclaw_sandbox.errors import BeamclawSandboxError
+
 MAX_FRAME = 4 * 1024 * 1024
 """Largest frame either side accepts (4 MiB)."""
 
@@ -27,12 +29,12 @@ UNAUTHORIZED = -32001
 DENIED = -32002
 
 
-class FrameTooLargeError(ValueError):
+class FrameTooLargeError(BeamclawSandboxError, ValueError):
     """A frame announced more than :data:`MAX_FRAME` bytes."""
 
 
 @dataclass(frozen=True)
-class RpcError(Exception):
+class RpcError(BeamclawSandboxError):
     """An error answer; ``id`` is None when the request could not be read."""
 
     code: int
