@@ -8,8 +8,9 @@
 # PostgreSQL runs as its own cluster on 127.0.0.1:55432 (trust auth, test-only data dir),
 # Redis on 127.0.0.1:56379 without persistence. Nothing listens beyond loopback.
 # Docker (Debian's docker.io, plus debootstrap for the sandbox image's offline build) is
-# started as a plain dockerd when no engine answers (no systemd needed); the sandbox image
-# itself is built by the tests on first use and then cached by Docker.
+# started as a plain dockerd when no engine answers (no systemd needed), and the sandbox
+# image is built once with `beamclaw sandbox build` (offline, ~2 min; skipped when Docker
+# already holds the current one), so no test waits for it.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -99,6 +100,18 @@ start_docker() {
   else log "dockerd did not answer within 30 s: see $STATE/dockerd.log"; fi
 }
 
+build_sandbox_image() {
+  local cli="$ROOT/.venv/bin/beamclaw"
+  if ! docker_answers || [ ! -x "$cli" ]; then return; fi
+  # a private home: the image is the default one, whatever the developer's beamclaw.toml says
+  if env -u BEAMCLAW_CONFIG BEAMCLAW_HOME="$STATE/sandbox-home" "$cli" sandbox build \
+      >"$STATE/sandbox-build.log" 2>&1; then
+    log "sandbox image: $(tail -n 1 "$STATE/sandbox-build.log")"
+  else
+    log "sandbox image build failed (the tests will say why): see $STATE/sandbox-build.log"
+  fi
+}
+
 write_env() {
   cat > "$STATE/env" <<ENV
 BEAMCLAW_TEST_POSTGRES_URL=postgresql://postgres@127.0.0.1:$PG_PORT/postgres
@@ -113,6 +126,7 @@ case "${1:-start}" in
     start_postgres
     start_redis
     start_docker
+    build_sandbox_image
     write_env
     ;;
   stop)

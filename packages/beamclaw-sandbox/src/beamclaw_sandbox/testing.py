@@ -4,7 +4,8 @@
 when it is missing (the same image ``beamclaw sandbox build`` makes, so a developer's
 cache and CI's are one). It raises :class:`DockerUnavailableError` or
 :class:`ImageBuildError` with the reason; test suites turn that into a failure, never a
-skip (``make test`` starts dockerd).
+skip (``make test`` starts dockerd and builds the image before pytest runs, so no test
+pays the build inside pytest's per-test timeout).
 """
 
 from __future__ import annotations
