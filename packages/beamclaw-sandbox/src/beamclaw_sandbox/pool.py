@@ -7,7 +7,9 @@ Invariants:
 * every container carries :data:`SANDBOX_LABEL` and this home's :data:`OWNER_LABEL`, so
   :meth:`ContainerPool.reap` removes exactly this home's containers left by a crash, and
   never another BeamClaw's;
-* removal is forced (``docker rm -f``) and idempotent.
+* removal is forced (``docker rm -f``) and idempotent;
+* a container made emits ``sandbox_start``; one removed or found gone ``sandbox_stop``
+  with the reason.
 
 Blocking SDK calls run in worker threads.
 """
@@ -20,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from beamclaw_obs import EventType, emit
 from beamclaw_sandbox.errors import ContainerError
 from beamclaw_sandbox.hardening import (
     KEY_LABEL,
@@ -104,9 +107,17 @@ class ContainerPool:
             known = self._ids.get(key)
             if known is not None and await asyncio.to_thread(self._running, known):
                 return known
-            self._ids.pop(key, None)
+            if self._ids.pop(key, None) is not None:
+                self._stopped(key, "exited")
             container_id = await asyncio.to_thread(self._create, key)
             self._ids[key] = container_id
+            emit(
+                EventType.SANDBOX_START,
+                key=key,
+                container=self.spec(key).name,
+                scope=self._settings.scope,
+                image=self._settings.image,
+            )
             return container_id
 
     def _running(self, container_id: str) -> bool:
@@ -154,8 +165,13 @@ class ContainerPool:
             if "already in progress" not in str(e):
                 raise
 
-    async def release(self, key: str) -> bool:
-        """Remove ``key``'s container; True when there was one."""
+    def _stopped(self, key: str, reason: str) -> None:
+        emit(EventType.SANDBOX_STOP, key=key, container=self.spec(key).name, reason=reason)
+
+    async def release(self, key: str, reason: str = "released") -> bool:
+        """Remove ``key``'s container; True when there was one.
+
+        ``reason`` (``session_end``, ``timeout``, ``stop`` …) goes into ``sandbox_stop``."""
         lock = self._locks.setdefault(key, asyncio.Lock())
         async with lock:
             container_id = self._ids.pop(key, None)
@@ -163,6 +179,7 @@ class ContainerPool:
             if container_id is None:
                 return False
             await asyncio.to_thread(self._remove_id, container_id)
+            self._stopped(key, reason)
             return True
 
     def _remove_id(self, container_id: str) -> None:
@@ -176,7 +193,7 @@ class ContainerPool:
     async def release_all(self) -> int:
         """Remove every container this pool made; how many."""
         keys = list(self._ids)
-        removed = await asyncio.gather(*(self.release(k) for k in keys))
+        removed = await asyncio.gather(*(self.release(k, "stop") for k in keys))
         return sum(removed)
 
     def keys(self) -> list[str]:
@@ -214,4 +231,5 @@ class ContainerPool:
                 continue
             self._remove_id(info.id)
             gone.append(info.name)
+            emit(EventType.SANDBOX_STOP, key=info.key, container=info.name, reason="orphan")
         return gone

@@ -255,7 +255,7 @@ class Sandbox:
             if token is not None and self.bridge is not None:
                 self.bridge.close_run(token)
         if outcome.leftovers:
-            await pool.release(key)
+            await pool.release(key, "timeout")
         if tokenizer is not None:
             outcome = replace(
                 outcome,
@@ -271,7 +271,7 @@ class Sandbox:
             self.pii.forget(session_id)
         if self._pool is None or self.settings.scope != "session":
             return False
-        return await self._pool.release(f"session:{session_id}")
+        return await self._pool.release(f"session:{session_id}", "session_end")
 
     async def containers(self) -> list[ContainerInfo]:
         """This home's containers as Docker lists them."""
