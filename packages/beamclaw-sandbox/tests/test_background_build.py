@@ -43,7 +43,8 @@ async def test_the_gateway_builds_a_missing_image_and_exec_waits(
     try:
         assert sandbox.phase == "building"
         health = sandbox.health().as_dict()
-        assert health["status"] == "starting" and health["phase"] == "building"
+        assert health["status"] == "building" and health["phase"] == "building"
+        assert health["detail"].startswith("building the image (")
         outcome = await asyncio.wait_for(sandbox.run("k", "print('built')", "python", 30), 600)
         assert outcome.stdout == "built\n"
         assert sandbox.phase == "up" and sandbox.health().as_dict()["status"] == "up"

@@ -106,14 +106,14 @@ class Sandbox:
         return self._pool is not None
 
     def health(self) -> ComponentHealth:
-        """``/health``'s view: up, building (as ``starting``), down with the reason."""
+        """``/health``'s view: up, building, starting, or down with the reason."""
         data: dict[str, object] = {"phase": self._phase, "image": self.recipe.image}
         if self._phase == "up":
             return ComponentHealth(HealthState.UP, data=data)
         if self._phase == "building":
             elapsed = time.monotonic() - self._build_started
             detail = f"building the image ({elapsed:.0f} s): {self._progress}"
-            return ComponentHealth(HealthState.STARTING, detail, data)
+            return ComponentHealth(HealthState.BUILDING, detail, data)
         if self._phase == "starting":
             return ComponentHealth(HealthState.STARTING, "connecting to Docker", data)
         return ComponentHealth(HealthState.DOWN, self._reason, data)
