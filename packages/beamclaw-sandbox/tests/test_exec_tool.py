@@ -92,3 +92,14 @@ async def test_save_as_keeps_a_successful_script_as_a_skill_run_by_name(
     assert not (session.workspace / "skills" / "bad").exists()
     unknown = await registry.execute(call(skill="nope"), session)
     assert unknown.is_error and "no sandbox skill named 'nope'" in unknown.content
+
+
+async def test_the_description_mentions_the_bridge_only_when_there_is_one(
+    make_sandbox: Callable[..., Any],
+) -> None:
+    from beamclaw_sandbox import ToolBridge
+
+    plain = ExecTool(await make_sandbox())
+    assert "beamclaw_bridge" not in plain.definition.description
+    bridged = ExecTool(await make_sandbox(bridge=ToolBridge(ToolRegistry(), rules=["allow:*"])))
+    assert "from beamclaw_bridge import call_tool" in bridged.definition.description

@@ -23,6 +23,11 @@ DESCRIPTION = (
     "stderr come back with the exit status. Give `script` (or `skill` to rerun a saved "
     "one); `save_as` saves a script that succeeded as a skill for later."
 )
+BRIDGE_HINT = (
+    " Inside, your other tools are callable: `from beamclaw_bridge import call_tool, "
+    "search_tools` (index in /tools/index.txt), so one script can gather and filter "
+    "their results instead of many separate calls."
+)
 
 
 class ExecArgs(ToolArgs):
@@ -84,7 +89,7 @@ class ExecTool(TypedTool[ExecArgs]):
             ExecArgs,
             make_definition(
                 "exec",
-                DESCRIPTION,
+                DESCRIPTION + (BRIDGE_HINT if sandbox.bridge is not None else ""),
                 ExecArgs,
                 requires_approval=True,
                 min_autonomy=Autonomy.SUPERVISED,
