@@ -8,6 +8,10 @@
 # PostgreSQL runs as its own cluster on 127.0.0.1:55432 (trust auth, test-only data dir),
 # Redis on 127.0.0.1:56379 without persistence. Nothing listens beyond loopback.
 # Also installs what other tests need when missing: tmux, git, node/npm, chromium.
+# Docker (Debian's docker.io, plus debootstrap for the sandbox image's offline build) is
+# started as a plain dockerd when no engine answers (no systemd needed), and the sandbox
+# image is built once with `beamclaw sandbox build` (offline, ~2 min; skipped when Docker
+# already holds the current one), so no test waits for it.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -47,6 +51,8 @@ ensure_packages() {
   # the web page's browser tests (tests/integration/test_web_ui.py) drive Debian's
   # Chromium through Playwright; Playwright cannot download its own browsers here
   command -v chromium >/dev/null || command -v chromium-browser >/dev/null || missing+=(chromium)
+  command -v dockerd >/dev/null || missing+=(docker.io)
+  command -v debootstrap >/dev/null || [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 }
 
@@ -79,6 +85,37 @@ start_redis() {
   log "Redis started on 127.0.0.1:$REDIS_PORT"
 }
 
+docker_answers() {
+  docker version --format '{{.Server.Version}}' >/dev/null 2>&1
+}
+
+start_docker() {
+  if docker_answers; then
+    log "Docker already running"; return
+  fi
+  if [ "$(id -u)" -ne 0 ]; then
+    log "Docker does not answer and starting dockerd needs root: start it (sudo dockerd &)"
+    return
+  fi
+  nohup dockerd >"$STATE/dockerd.log" 2>&1 &
+  echo $! >"$STATE/dockerd.pid"
+  for _ in $(seq 150); do docker_answers && break; sleep 0.2; done
+  if docker_answers; then log "Docker started (log: $STATE/dockerd.log)"
+  else log "dockerd did not answer within 30 s: see $STATE/dockerd.log"; fi
+}
+
+build_sandbox_image() {
+  local cli="$ROOT/.venv/bin/beamclaw"
+  if ! docker_answers || [ ! -x "$cli" ]; then return; fi
+  # a private home: the image is the default one, whatever the developer's beamclaw.toml says
+  if env -u BEAMCLAW_CONFIG BEAMCLAW_HOME="$STATE/sandbox-home" "$cli" sandbox build \
+      >"$STATE/sandbox-build.log" 2>&1; then
+    log "sandbox image: $(tail -n 1 "$STATE/sandbox-build.log")"
+  else
+    log "sandbox image build failed (the tests will say why): see $STATE/sandbox-build.log"
+  fi
+}
+
 write_env() {
   cat > "$STATE/env" <<ENV
 BEAMCLAW_TEST_POSTGRES_URL=postgresql://postgres@127.0.0.1:$PG_PORT/postgres
@@ -92,12 +129,18 @@ case "${1:-start}" in
     ensure_packages
     start_postgres
     start_redis
+    start_docker
+    build_sandbox_image
     write_env
     ;;
   stop)
     bin="$(pg_bin)"
     [ -f "$PG_DIR/postmaster.pid" ] && as_postgres "'$bin/pg_ctl' -D '$PG_DIR' -m fast stop >/dev/null" || true
     redis-cli -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1 || true
+    if [ -f "$STATE/dockerd.pid" ]; then
+      kill "$(cat "$STATE/dockerd.pid")" 2>/dev/null || true
+      rm -f "$STATE/dockerd.pid"
+    fi
     ;;
   *) echo "usage: $0 start|stop" >&2; exit 2 ;;
 esac

@@ -7,7 +7,8 @@ auto-context memory. Scenarios: plain, tool (with a denied approval), limit, ret
 failover, error, overflow (compaction with a memory flush), sub-agent and MCP tool turns;
 a webhook whose turn hangs while two more queue (one dropped) until a reset cancels it;
 ``/new``; a delete; an unauthorised and a rate-limited request; a restart that recovers
-a turn cut by the stop. A new catalogue member that nothing emits fails this test.
+a turn cut by the stop; a sandbox container made by a run and removed at its session's
+end (real Docker engine). A new catalogue member that nothing emits fails this test.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ from beamclaw_mcp.testing import broken_server_entry, scripted_server_entry
 from beamclaw_memory.testing import FakeEmbeddingServer
 from beamclaw_obs import Event, EventType, Secret, get_emitter
 from beamclaw_obs.testing import EventRecorder, recording_events
+from beamclaw_sandbox import Sandbox, SandboxSettings
+from beamclaw_sandbox.testing import require_image
 
 TOKEN = "obs-test-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -241,7 +244,20 @@ def _secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BC_OBS_HOOK", "hook-secret")
 
 
-async def test_every_event_type_is_emitted_and_metrics_count() -> None:
+async def _sandbox_container(home: Path) -> None:
+    """One sandbox run (``sandbox_start``) and its session's end (``sandbox_stop``)."""
+    image = (await asyncio.to_thread(require_image)).image
+    sandbox = Sandbox(SandboxSettings(enabled=True, image=image), home=home)
+    await sandbox.start()
+    try:
+        assert (await sandbox.run("session:obs", "print(1)", "python", 30)).stdout == "1\n"
+        assert await sandbox.end_session("obs")
+    finally:
+        await sandbox.stop()
+
+
+@pytest.mark.docker
+async def test_every_event_type_is_emitted_and_metrics_count(tmp_path: Path) -> None:
     router = Router()
     with recording_events("observability-test") as recorder:
         async with FakeOpenAIServer([router] * 500) as llm, FakeEmbeddingServer() as emb:
@@ -251,6 +267,7 @@ async def test_every_event_type_is_emitted_and_metrics_count() -> None:
             config.gateway.rate_limit.per_token = "2/minute"  # its requests carry the token
             config.mcp = MCPSettings()
             assert await _second_gateway(config, recorder) == [200, 200, 429]
+        await _sandbox_container(tmp_path / "sandbox-home")
         get_emitter().flush()
         events: list[Event] = list(recorder.events)
 
@@ -263,6 +280,7 @@ async def test_every_event_type_is_emitted_and_metrics_count() -> None:
     assert any(e.data["cost_usd"] for e in completes)
     assert _seen(recorder, EventType.SESSION_END, reason="deleted")
     assert _seen(recorder, EventType.SESSION_END, reason="shutdown")
+    assert _seen(recorder, EventType.SANDBOX_STOP, key="session:obs", reason="session_end")
     assert _seen(recorder, EventType.HTTP_REQUEST, route="/api/sessions/{session_id}", status=200)
 
     assert _metric(metrics, "beamclaw_turns_total", outcome="done") >= 8

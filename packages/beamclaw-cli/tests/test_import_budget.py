@@ -21,6 +21,7 @@ HEAVY = (
     "aiohttp",
     "alembic",
     "bm25s",
+    "docker",
     "fastapi",
     "mcp",
     "numpy",
@@ -68,6 +69,7 @@ def loaded_heavy(argv: list[str] | None, home: Path, modules: tuple[str, ...] = 
         ["config", "show"],
         ["mcp", "list", "--local"],
         ["ui"],
+        ["sandbox", "--help"],
     ],
     ids=lambda a: "import" if a is None else " ".join(a),
 )
@@ -120,3 +122,4 @@ def test_the_budget_can_fail(beamclaw_home: Path) -> None:
     """The probe sees a heavy import when a command truly needs one (the database)."""
     assert "sqlalchemy" in loaded_heavy(["sessions", "list"], beamclaw_home)
     assert "pydantic_settings" in loaded_heavy(["config", "show"], beamclaw_home, LIGHT_CONFIG)
+    assert "docker" in loaded_heavy(["sandbox", "status"], beamclaw_home)

@@ -19,7 +19,6 @@ def _load(home: Path, text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("[sandbox]\nenabled = true\n", "sandbox.enabled = true: the Docker sandbox"),
         (
             "[gateway.channels.tui]\nenabled = false\n",
             "gateway.channels.tui.enabled = false: turning the TUI channel off",
@@ -37,8 +36,8 @@ def test_a_key_nothing_reads_is_refused(beamclaw_home: Path, text: str, expected
 def test_an_environment_override_is_refused_too(
     beamclaw_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("BEAMCLAW_SANDBOX__ENABLED", "true")
-    with pytest.raises(ConfigError, match=r"sandbox\.enabled = true"):
+    monkeypatch.setenv("BEAMCLAW_GATEWAY__CHANNELS__TUI__ENABLED", "false")
+    with pytest.raises(ConfigError, match=r"gateway\.channels\.tui\.enabled = false"):
         load_config()
 
 
@@ -56,3 +55,11 @@ def test_the_defaults_written_out_still_load(beamclaw_home: Path) -> None:
 def test_the_scheduler_is_available(beamclaw_home: Path) -> None:
     _load(beamclaw_home, "[scheduler]\nenabled = true\n[scheduler.heartbeat]\nevery_seconds = 60\n")
     assert load_config().settings.scheduler.heartbeat.every_seconds == 60
+
+
+def test_the_sandbox_loads_enabled(beamclaw_home: Path) -> None:
+    """Issue 21 built the sandbox: ``enabled = true`` is a working key now."""
+    _load(beamclaw_home, '[sandbox]\nenabled = true\nscope = "agent"\n')
+    loaded = load_config()
+    assert loaded.settings.sandbox.enabled is True
+    assert loaded.settings.sandbox.scope == "agent"

@@ -136,3 +136,10 @@ def test_unwritable_home_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(HomeNotWritableError, match="not writable") as err:
         ensure_home(blocker / "home")
     assert str(blocker / "home") in str(err.value)
+
+
+def test_a_building_component_counts_as_starting() -> None:
+    reg = HealthRegistry()
+    reg.register("sandbox", lambda: ComponentHealth(HealthState.BUILDING, "image"))
+    assert reg.overall() is HealthState.STARTING
+    assert reg.snapshot()["sandbox"].as_dict() == {"status": "building", "detail": "image"}

@@ -229,6 +229,39 @@ def check_telegram(cfg: BeamclawConfig, offline: bool, timeout: float) -> list[C
     return [Check("ok", "telegram", f"bot @{username} ({tg.mode}, dm_policy {tg.dm_policy})")]
 
 
+def check_sandbox(cfg: BeamclawConfig) -> list[Check]:
+    """``[sandbox]``: the engine, the image and the limits containers get (the docker SDK
+    is imported only when the sandbox is enabled)."""
+    settings = cfg.sandbox
+    if not settings.enabled:
+        return [Check("ok", "sandbox", "disabled (exec not offered; [sandbox] enabled = false)")]
+    from beamclaw_cli.commands.sandbox import limits_line
+    from beamclaw_sandbox import DockerUnavailableError, SandboxAdmin
+
+    try:
+        admin = SandboxAdmin.open(settings, beamclaw_home())
+    except DockerUnavailableError as e:
+        return [Check("fail", "sandbox", f"{e}: exec is not offered")]
+    with admin:
+        recipe = admin.recipe
+        state = admin.image_state()
+    out = [Check("ok", "sandbox engine", "Docker answers")]
+    if state == "present":
+        out.append(Check("ok", "sandbox image", f"{recipe.image} (recipe {recipe.digest})"))
+    else:
+        when = "at start-up" if settings.build_on_start else "never by itself"
+        out.append(
+            Check(
+                "warn",
+                "sandbox image",
+                f"{recipe.image} is {state}: the gateway builds it {when}; "
+                "or run `beamclaw sandbox build`",
+            )
+        )
+    out.append(Check("ok", "sandbox limits", limits_line(settings)))
+    return out
+
+
 def run_checks(config: Path | None, offline: bool, timeout: float) -> list[Check]:
     checks = check_python()
     try:
@@ -245,5 +278,6 @@ def run_checks(config: Path | None, offline: bool, timeout: float) -> list[Check
     checks += check_agents(cfg)
     checks += asyncio.run(_database(cfg, home))
     checks += check_runtimes(cfg)
+    checks += check_sandbox(cfg)
     checks += check_exposure(cfg)
     return checks

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from beamclaw_core import AgentSettings, CoreSettings, ToolsMemory, agent_profile
 from beamclaw_core.api import Core
@@ -17,8 +18,16 @@ from beamclaw_core.workspace import ensure_agent
 from beamclaw_gateway.config import BeamclawConfig
 from beamclaw_mcp import MCPManager
 from beamclaw_memory import Database, MemoryService, create_memory_service
-from beamclaw_obs import ComponentHealth, HealthRegistry, HealthState
-from beamclaw_tools import ToolPolicy, ToolRegistry
+from beamclaw_obs import ComponentHealth, HealthRegistry, HealthState, beamclaw_home
+from beamclaw_tools import SessionRef, ToolPolicy, ToolRegistry
+
+if TYPE_CHECKING:
+    from beamclaw_core.sessions import SessionEnd
+    from beamclaw_sandbox import Sandbox
+
+HOST_SHELL_TOOLS = ("bash", "terminal")
+"""Withdrawn while ``[sandbox] enabled`` (unless ``allow_host_shell``): code runs in the
+sandbox's ``exec``, not on the host."""
 
 PROVIDER_STACK = "beamclaw_core.providers.registry"
 """The module that brings the provider wires and their HTTP clients."""
@@ -92,12 +101,33 @@ class AgentSystem:
             memory_settings=config.memory,
             agents=config.agents,
         )
+        self.sandbox: Sandbox | None = None
+        if config.sandbox.enabled:
+            # imported only when enabled: the sandbox's modules are not a start-up cost
+            from beamclaw_sandbox import Sandbox, ToolBridge
+
+            bridge = None
+            if config.sandbox.bridge:
+                bridge = ToolBridge(
+                    self.tools,
+                    rules=config.sandbox.bridge_rules,
+                    policy_for=self.tool_policy,
+                    grants=self._granted_tools,
+                )
+            self.sandbox = Sandbox(config.sandbox, home=beamclaw_home(), bridge=bridge)
         self._started = False
+
+    async def _granted_tools(self, session: SessionRef) -> set[str]:
+        """The sandbox bridge's approval port: the person's standing ``/always`` grants."""
+        grants = await self.core.always_grants(agent_id=session.agent_id, user_id=session.user_id)
+        return {grant.tool for grant in grants}
 
     def tool_policy(self, agent_id: str) -> ToolPolicy:
         """``[tools]`` allow/deny for the agent, minus MCP servers it is not granted."""
         policy = ToolPolicy.for_agent(self.config.tools, agent_id)
-        denied = self.mcp.denied_tool_names(agent_id)
+        denied = list(self.mcp.denied_tool_names(agent_id))
+        if self.sandbox is not None and not self.config.sandbox.allow_host_shell:
+            denied.extend(HOST_SHELL_TOOLS)
         return policy.narrowed(deny=denied) if denied else policy
 
     async def start(self) -> None:
@@ -106,6 +136,8 @@ class AgentSystem:
             return
         ensure_agent(self.config.core.default_agent)
         self.mcp.start()
+        if self.sandbox is not None:
+            await self._start_sandbox(self.sandbox)
         await self.core.start(migrate=False)
         self._started = True
 
@@ -116,13 +148,33 @@ class AgentSystem:
             return
         self._started = False
         await self.core.stop()
+        if self.sandbox is not None:
+            await self.sandbox.stop()
         await self.mcp.stop()
         await self._providers.close()
         await self.memory.aclose()
 
+    async def _start_sandbox(self, sandbox: Sandbox) -> None:
+        """Connect to Docker (reaping orphans, building a missing image in the background);
+        ``exec`` is offered only when the engine answered, and a session's end removes
+        its container."""
+        from beamclaw_sandbox import ExecTool
+
+        await sandbox.start()
+        if not sandbox.offered:
+            return
+        self.tools.register(ExecTool(sandbox))
+
+        async def release(end: SessionEnd) -> None:
+            await sandbox.end_session(end.session_id)
+
+        self.core.on_session_end(release)
+
     def register_health(self, health: HealthRegistry) -> None:
         health.register("sessions", self._sessions_health, critical=True)
         health.register("mcp", self.mcp.health)
+        if self.sandbox is not None:
+            health.register("sandbox", self.sandbox.health)
 
     def _sessions_health(self) -> ComponentHealth:
         if not self._started:

@@ -30,7 +30,6 @@ from beamclaw_scheduler.settings import SchedulerSettings
 from beamclaw_tools.settings import ToolsSettings
 
 NOT_AVAILABLE_YET: tuple[tuple[str, str], ...] = (
-    ("sandbox", "the Docker sandbox"),
     ("gateway.channels.tui", "turning the TUI channel off"),
 )
 """Sections (dotted paths) read by nothing yet, and what a non-default value would ask

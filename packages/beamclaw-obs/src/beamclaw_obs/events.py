@@ -6,8 +6,8 @@ carries. ``emit`` accepts only catalogue members, so a typo is a type error rath
 silent new metric.
 
 Invariant: every member is emitted by shipped code (tests/integration/test_observability.py
-proves it). A feature that does not exist yet has no events here: sandbox, scheduler
-(jobs, heartbeat) and channel (Telegram) events come back with their features.
+proves it). A feature that does not exist yet has no events here: scheduler (jobs,
+heartbeat) and channel (Telegram) events come back with their features.
 """
 
 from __future__ import annotations
@@ -62,6 +62,9 @@ class EventType(enum.StrEnum):
     RATE_LIMITED = "rate_limited"
     AUTH_FAILED = "auth_failed"
     WEBHOOK_RECEIVED = "webhook_received"
+    # sandbox
+    SANDBOX_START = "sandbox_start"
+    SANDBOX_STOP = "sandbox_stop"
     # process
     GATEWAY_START = "gateway_start"
     GATEWAY_STOP = "gateway_stop"

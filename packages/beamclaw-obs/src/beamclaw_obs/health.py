@@ -18,6 +18,9 @@ class HealthState(enum.StrEnum):
     DEGRADED = "degraded"
     DOWN = "down"
     STARTING = "starting"
+    BUILDING = "building"
+    """Preparing something long before it can serve (the sandbox's image); counts as
+    ``starting`` in the overall status."""
     DISABLED = "disabled"
 
 
@@ -72,6 +75,6 @@ class HealthRegistry:
         states = {h.state for h in self.snapshot().values()}
         if HealthState.DOWN in states:
             return HealthState.DEGRADED
-        if HealthState.STARTING in states:
+        if states & {HealthState.STARTING, HealthState.BUILDING}:
             return HealthState.STARTING
         return HealthState.UP
