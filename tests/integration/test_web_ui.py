@@ -335,3 +335,52 @@ async def test_schedules_view_lists_pauses_resumes_and_deletes_a_job() -> None:
             await expect(row.locator("td").nth(2)).to_have_text("active")
             await row.get_by_role("button", name="Delete").click()
             await expect(page.locator("#schedules-note")).to_have_text("No schedules.")
+
+
+async def test_a_gateway_that_goes_away_gets_a_banner_and_a_calm_reconnect() -> None:
+    """Gateway down: a banner says so at once, reconnects back off (no retry storm), and
+    the page is connected again by itself once the gateway answers."""
+    async with chromium() as browser:
+        page = await browser.new_page()
+        async with gateway_on([]) as (_server, gw), TcpProxy(gw.port) as proxy:
+            await sign_in(page, proxy.base_url)
+            banner = page.locator("#banner")
+            proxy.cut()
+            await expect(banner).to_contain_text("reconnecting")
+            before = proxy.attempts
+            await asyncio.sleep(4)
+            tries = proxy.attempts - before
+            assert 1 <= tries <= 8, f"{tries} connection attempts in 4 s while down"
+            await screenshot(page, "gateway-down")
+            proxy.restore()
+            await expect(page.locator("#connection")).to_have_text("Connected", timeout=20_000)
+            await expect(banner).to_be_hidden()
+
+
+async def test_a_very_long_reply_leaves_the_page_responsive() -> None:
+    """A 200 KB answer streamed in 400 pieces: the page shows all of it, and typing stays
+    quick while it arrives."""
+    piece = "A long line of the answer, with `code` and *words* in it. " * 8 + "\n"
+    tokens = tuple(piece for _ in range(400))
+    typed: list[float] = []
+
+    async def gate(event: int) -> None:
+        if event == 200:  # halfway: the person types while the reply streams
+            started = asyncio.get_running_loop().time()
+            await page.get_by_label("Message").press_sequentially("still here", delay=0)
+            typed.append(asyncio.get_running_loop().time() - started)
+
+    async with chromium() as browser:
+        page = await browser.new_page()
+        async with gateway_on([FakeReply(tokens=tokens, gate=gate)]) as (_server, gw):
+            await sign_in(page, gw.base_url)
+            box = page.get_by_label("Message")
+            await box.fill("tell me everything")
+            await box.press("Enter")
+            await expect(page.locator(LAST_REPLY)).to_have_attribute(
+                "aria-busy", "false", timeout=30_000
+            )
+            text = await shown(page)
+            assert len(text) >= 0.85 * len("".join(tokens)), len(text)
+            assert typed and typed[0] < 2.0, f"typing took {typed} s while streaming"
+            assert await box.input_value() == "still here"

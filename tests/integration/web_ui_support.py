@@ -95,6 +95,8 @@ class TcpProxy:
         self.target = port
         self.port = 0
         self.down = False
+        self.attempts = 0
+        """Connections the page opened (refused ones included): a retry storm shows here."""
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -126,6 +128,7 @@ class TcpProxy:
         self.down = False
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.attempts += 1
         if self.down:
             writer.transport.abort()
             return
