@@ -10,7 +10,7 @@ Each round, interleaved, reads the same stream four ways: directly from the upst
 (the baseline, measured in the same run), through a real gateway's ``/v1`` SSE
 (``stream: true``), through its ``/ws`` (each of these turns in a fresh session), and
 through the TUI's own data path (``tui``): its daemon backend
-(:class:`~beamclaw_cli.tui.websocket.WebSocketBackend`) feeding its
+(:func:`~beamclaw_cli.tui.chat.open_daemon`: the Conversation port over ``/ws``) feeding its
 :class:`~beamclaw_cli.tui.transcript.Transcript`, timed when the transcript hands the
 changed entry to the widget (terminal painting itself is not measured). Reported per
 case and front end, each the median over ``ROUNDS`` rounds:
@@ -149,7 +149,7 @@ async def _tui(backend: Any, text: str) -> Trace:
         changed = transcript.apply(event)
         if event["type"] == "text" and changed:
             trace.add(str(event["text"]))
-        if event["type"] in {"turn_done", "turn_error", "cancelled", "dropped", "disconnected"}:
+        if event["type"] in {"done", "error", "cancelled", "dropped", "disconnected"}:
             return trace
     return trace
 
@@ -201,7 +201,7 @@ def _scrub_cost() -> dict[str, float]:
 
 async def _measure(fake_url: str) -> dict[str, Any]:
     from beamclaw_cli.daemon import Endpoint
-    from beamclaw_cli.tui.websocket import WebSocketBackend
+    from beamclaw_cli.tui.chat import open_daemon
     from beamclaw_gateway.testing import live_gateway
     from bench.gateway import bench_config
 
@@ -215,8 +215,9 @@ async def _measure(fake_url: str) -> dict[str, Any]:
     ):
         await ws.receive_str()  # authenticated
         host, port = gw.base_url.removeprefix("http://").rsplit(":", 1)
-        tui = WebSocketBackend(Endpoint(host, int(port)), agent="default", user_id="bench-tui")
-        await tui.start()
+        tui = await open_daemon(
+            Endpoint(host, int(port)), agent="default", user_id="bench-tui", token=None
+        )
         direct_url = f"{fake_url}/chat/completions"
         gw_url = f"{gw.base_url}/v1/chat/completions"
         for r in range(ROUNDS + 1):  # round 0 warms up

@@ -17,15 +17,16 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
-from beamclaw_core.loop.inputs import Decision
-from beamclaw_core.loop.turn_events import TurnEvent
-from beamclaw_core.messages import Message
-from beamclaw_core.sessions.control import SessionInfo
-from beamclaw_core.sessions.fold import TurnResult
-from beamclaw_core.sessions.runs import SessionAddress
-from beamclaw_tools import ContentPart
+if TYPE_CHECKING:  # annotations only: the port loads without the loop or the store
+    from beamclaw_core.loop.inputs import Decision
+    from beamclaw_core.loop.turn_events import TurnEvent
+    from beamclaw_core.messages import Message
+    from beamclaw_core.sessions.control import SessionInfo
+    from beamclaw_core.sessions.fold import TurnResult
+    from beamclaw_core.sessions.runs import SessionAddress
+    from beamclaw_tools import ContentPart
 
 ApprovalMode = Literal["deny", "wait"]
 """What a turn nobody answers interactively does with an approval: ``deny`` it at once
@@ -91,8 +92,8 @@ class HistoryPage:
     misses nothing published since."""
 
 
-OnEvent = Callable[[TurnEvent], Awaitable[None]]
-OnDone = Callable[[TurnResult], Awaitable[None]]
+OnEvent: TypeAlias = "Callable[[TurnEvent], Awaitable[None]]"
+OnDone: TypeAlias = "Callable[[TurnResult], Awaitable[None]]"
 
 
 @runtime_checkable
