@@ -5,6 +5,7 @@ unsupported media are answered, not dropped."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import struct
 import zlib
@@ -82,6 +83,10 @@ async def test_oversized_and_unsupported_media_are_answered() -> None:
             }
         )
         await bench.shows(53, "can't read that kind of message")
+        async with asyncio.timeout(10):  # the placeholder's turn runs beside the replies
+            while not provider.calls:
+                await asyncio.sleep(0.02)
+        await asyncio.sleep(0.2)  # and nothing else follows it to the model
         assert not tg.downloads
         assert len(provider.calls) == 1  # only the placeholder text reached the model
 
