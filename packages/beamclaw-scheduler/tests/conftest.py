@@ -3,6 +3,7 @@ channel and a clock the test moves: ``tick()`` is called by the test, never by a
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +47,7 @@ class RecordingChannel:
     """Channel ``rec``: every delivery to target ``me``; any other target is unknown."""
 
     sent: list[str] = field(default_factory=list[str])
+    asked: list[ApprovalRequested] = field(default_factory=list[ApprovalRequested])
 
     @property
     def name(self) -> str:
@@ -55,8 +57,9 @@ class RecordingChannel:
     def capabilities(self) -> ChannelCaps:
         return ChannelCaps()
 
-    async def run(self, inbound: InboundSink) -> None:  # pragma: no cover - never started
-        raise NotImplementedError
+    async def run(self, inbound: InboundSink) -> None:
+        """Nothing comes in on this channel: it waits until cancelled, as an adapter must."""
+        await asyncio.Event().wait()
 
     async def deliver(self, target: str, out: Outbound) -> Receipt:
         if target != "me":
@@ -65,7 +68,7 @@ class RecordingChannel:
         return Receipt("rec", target, 1)
 
     async def ask_approval(self, target: str, request: ApprovalRequested) -> None:
-        raise NotImplementedError
+        self.asked.append(request)
 
     def health(self) -> ComponentHealth:
         return ComponentHealth(HealthState.UP)
