@@ -92,3 +92,22 @@ class MemoryInputRejectedError(BeamclawToolsError):
 
 class FileToolError(BeamclawToolsError):
     """A file tool refused or failed; internal signal whose message becomes ``ToolOutput.error``."""
+
+
+class BrowserError(BeamclawToolsError):
+    """A browser action failed or was refused; the message is written for the model."""
+
+
+class StaleRefError(BrowserError):
+    """An element ref that is not on the current page (the page changed since the snapshot)."""
+
+    def __init__(self, ref: str) -> None:
+        self.ref = ref
+        super().__init__(
+            f"element ref {ref!r} is not on the current page any more (the page changed); "
+            "call browser_snapshot for fresh refs and try again"
+        )
+
+
+class BrowserUnavailableError(BrowserError):
+    """Chromium is missing or could not be launched."""

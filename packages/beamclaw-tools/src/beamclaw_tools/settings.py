@@ -17,6 +17,8 @@ confined to the agent workspace, outputs capped). Example::
     env = "GITHUB_TOKEN"
     [tools.web_search]
     api_key = { env = "BRAVE_API_KEY" }
+    [tools.browser]
+    idle_close_seconds = 600
     [tools.agents.researcher]
     deny = ["bash", "terminal", "write_*"]
 """
@@ -133,6 +135,40 @@ class JqSettings(Section):
     """Timeout of one jq run."""
 
 
+class BrowserSettings(Section):
+    """``[tools.browser]``: the Playwright browser tools over a system Chromium.
+
+    Offered only when ``enabled`` and a Chromium executable is found.
+    """
+
+    enabled: bool = True
+    """Offer the ``browser_*`` tools (when Chromium is found)."""
+    executable_path: Path | None = None
+    """Chromium to launch; default the first of ``chromium`` / ``chromium-browser`` on PATH."""
+    headless: bool = True
+    """Run without a window."""
+    idle_close_seconds: float = Field(default=600.0, gt=0)
+    """An agent's browser context (cookies, tabs) is closed after this long unused."""
+    snapshot_max_chars: int = Field(default=5_000, ge=200)
+    """Cap on a trimmed accessibility snapshot (``full=true`` skips trimming and the cap)."""
+    action_timeout_seconds: float = Field(default=15.0, gt=0)
+    """Timeout of one click/type/select/wait (a clear error when it passes)."""
+    navigation_timeout_seconds: float = Field(default=30.0, gt=0)
+    """Timeout of a navigation (``browser_navigate``, ``browser_back``)."""
+    max_pages: int = Field(default=5, ge=1)
+    """Open tabs per agent; pop-ups beyond it are closed."""
+    allow_private: bool = False
+    """Allow navigations and sub-requests to loopback/private/link-local/reserved addresses."""
+    allowed_hosts: list[str] = Field(default_factory=list[str])
+    """Exceptions to the private-address refusal (the ``web_fetch`` syntax)."""
+    download_max_bytes: int = Field(default=20_000_000, ge=1)
+    """Largest download saved into the workspace (``downloads/``); larger ones are refused."""
+    launch_args: list[str] = Field(
+        default_factory=lambda: ["--no-sandbox", "--disable-gpu", "--disable-component-update"]
+    )
+    """Extra Chromium command-line switches."""
+
+
 class AgentToolsSettings(Section):
     """``[tools.agents.<agent_id>]``: glob patterns of tool names for one agent."""
 
@@ -161,3 +197,4 @@ class ToolsSettings(Section):
     files: FileToolsSettings = Field(default_factory=FileToolsSettings)
     keyword_search: KeywordSearchSettings = Field(default_factory=KeywordSearchSettings)
     jq: JqSettings = Field(default_factory=JqSettings)
+    browser: BrowserSettings = Field(default_factory=BrowserSettings)

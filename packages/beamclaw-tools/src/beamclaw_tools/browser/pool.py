@@ -1,0 +1,316 @@
+"""One browser, one context per agent, closed after idle (seed 004 ADR-049).
+
+Invariants:
+
+* Playwright and Chromium start on the first call that needs them (importing this module
+  imports no Playwright), with the :class:`~beamclaw_tools.browser.egress.EgressGuard`
+  as the proxy for every request; when the last agent's context closes, the browser and
+  the guard stop too.
+* An agent's context (cookies, storage, tabs) lives until ``idle_close_seconds`` pass
+  without a call, or until ``browser_close``; calls of one agent run one at a time
+  (:attr:`AgentBrowser.lock`).
+* Events the page causes on its own — dialogs, pop-ups, downloads, refused requests — are
+  queued on the agent and reported with the next tool answer, never lost silently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from beamclaw_tools.browser.egress import EgressGuard
+from beamclaw_tools.errors import BrowserUnavailableError
+from beamclaw_tools.netguard import NetworkPolicy, Resolver, system_resolver
+from beamclaw_tools.settings import BrowserSettings
+
+if TYPE_CHECKING:
+    from playwright.async_api import (
+        Browser,
+        BrowserContext,
+        Dialog,
+        Download,
+        Frame,
+        Page,
+        Playwright,
+    )
+
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+
+def find_chromium(settings: BrowserSettings) -> str | None:
+    """The Chromium executable to launch: the configured path if it exists, else the first
+    of :data:`CHROMIUM_NAMES` on ``PATH``; None when there is none."""
+    if settings.executable_path is not None:
+        path = settings.executable_path.expanduser()
+        return str(path) if path.is_file() else None
+    for name in CHROMIUM_NAMES:
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+class AgentBrowser:
+    """One agent's context: its tabs, the refs of each tab's last snapshot, pending notes."""
+
+    def __init__(self, context: BrowserContext, settings: BrowserSettings, downloads: Path) -> None:
+        self.context = context
+        self.settings = settings
+        self.downloads = downloads
+        self.lock = asyncio.Lock()
+        self.pages: list[Page] = []
+        self.active = 0
+        self.refs: dict[int, set[str]] = {}
+        """``id(page)`` → refs of the last snapshot taken of that page's current document."""
+        self.notes: list[str] = []
+        self._pending: set[asyncio.Task[None]] = set()
+        context.on("page", self._adopt)
+
+    # --------------------------------------------------------------- tabs
+    @property
+    def page(self) -> Page:
+        """The active tab (one is opened when there is none)."""
+        return self.pages[self.active]
+
+    async def ensure_page(self) -> Page:
+        if not self.pages:
+            await self.context.new_page()  # adopted through the "page" event
+            await asyncio.sleep(0)
+        return self.page
+
+    def _adopt(self, page: Page) -> None:
+        if len(self.pages) >= self.settings.max_pages:
+            self.notes.append(
+                f"a pop-up ({page.url or 'new tab'}) was closed: at most "
+                f"{self.settings.max_pages} tabs are open ([tools.browser] max_pages)"
+            )
+            self._spawn(page.close())
+            return
+        self.pages.append(page)
+        if len(self.pages) > 1:
+            self.active = len(self.pages) - 1
+            self.notes.append(f"a new tab opened and is now active: tab {self.active}")
+        page.on("dialog", self._on_dialog)
+        page.on("download", self._on_download)
+        page.on("framenavigated", lambda frame: self._on_navigated(page, frame))
+        page.on("close", self._on_close)
+
+    def _on_close(self, page: Page) -> None:
+        if page in self.pages:
+            index = self.pages.index(page)
+            self.pages.remove(page)
+            self.refs.pop(id(page), None)
+            if self.active >= index and self.active > 0:
+                self.active -= 1
+
+    def _on_navigated(self, page: Page, frame: Frame) -> None:
+        if frame == page.main_frame:
+            self.refs.pop(id(page), None)
+
+    # --------------------------------------------------------------- page events
+    def _on_dialog(self, dialog: Dialog) -> None:
+        accept = dialog.type == "alert"
+        verb = "accepted" if accept else "dismissed"
+        self.notes.append(f"a {dialog.type} dialog was {verb}: {dialog.message[:300]!r}")
+        self._spawn(dialog.accept() if accept else dialog.dismiss())
+
+    def _on_download(self, download: Download) -> None:
+        self._spawn(self._save_download(download))
+
+    async def _save_download(self, download: Download) -> None:
+        name = Path(download.suggested_filename).name or "download"
+        cap = self.settings.download_max_bytes
+        try:
+            temp = await asyncio.wait_for(
+                download.path(), timeout=self.settings.navigation_timeout_seconds
+            )
+        except (TimeoutError, Exception) as e:
+            with contextlib.suppress(Exception):
+                await download.cancel()
+            self.notes.append(f"download {name!r} failed: {type(e).__name__}")
+            return
+        size = temp.stat().st_size
+        if size > cap:
+            await download.delete()
+            self.notes.append(
+                f"download {name!r} refused: {size:,} bytes is over the {cap:,}-byte limit "
+                "([tools.browser] download_max_bytes)"
+            )
+            return
+        self.downloads.mkdir(parents=True, exist_ok=True)
+        target = _free_name(self.downloads / name)
+        partial = target.with_name(target.name + ".part")
+        await download.save_as(partial)
+        partial.replace(target)  # atomic: a kill never leaves a half file under the real name
+        self.notes.append(f"downloaded {target.name} ({size:,} bytes) to downloads/{target.name}")
+
+    def _spawn(self, work: Awaitable[object]) -> None:
+        async def run() -> None:
+            with contextlib.suppress(Exception):
+                await work
+
+        task = asyncio.ensure_future(run())
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def settle(self) -> None:
+        """Wait for queued dialog answers and downloads to finish."""
+        while self._pending:
+            await asyncio.gather(*list(self._pending), return_exceptions=True)
+
+    def take_notes(self) -> list[str]:
+        out, self.notes = self.notes, []
+        return out
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.context.close()
+        await self.settle()
+
+
+def _free_name(path: Path) -> Path:
+    if not path.exists():
+        return path
+    for n in range(1, 1000):
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+        if not candidate.exists():
+            return candidate
+    return path
+
+
+class BrowserPool:
+    """The process's browser and its per-agent contexts (see the module invariants)."""
+
+    def __init__(
+        self, settings: BrowserSettings, executable: str, resolver: Resolver = system_resolver
+    ) -> None:
+        self.settings = settings
+        self.executable = executable
+        self._resolver = resolver
+        self._agents: dict[str, AgentBrowser] = {}
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._playwright: Playwright | None = None
+        self._browser: Browser | None = None
+        self._guard: EgressGuard | None = None
+        self._start_lock = asyncio.Lock()
+        self._closing: set[asyncio.Task[None]] = set()
+
+    def is_open(self, agent_id: str) -> bool:
+        return agent_id in self._agents
+
+    @property
+    def running(self) -> bool:
+        """True while Chromium runs."""
+        return self._browser is not None
+
+    async def agent(self, agent_id: str, workspace: Path | None) -> AgentBrowser:
+        """The agent's context (opened on first use); resets its idle timer."""
+        async with self._start_lock:
+            found = self._agents.get(agent_id)
+            if found is None:
+                browser = await self._ensure_browser()
+                context = await browser.new_context(accept_downloads=True)
+                context.set_default_timeout(self.settings.action_timeout_seconds * 1000)
+                context.set_default_navigation_timeout(
+                    self.settings.navigation_timeout_seconds * 1000
+                )
+                downloads = (workspace or Path.cwd()) / "downloads"
+                found = AgentBrowser(context, self.settings, downloads)
+                self._agents[agent_id] = found
+        self.touch(agent_id)
+        return found
+
+    def refusals(self) -> list[str]:
+        """Requests the egress guard refused since the last call."""
+        return self._guard.take_refusals() if self._guard is not None else []
+
+    def touch(self, agent_id: str) -> None:
+        """Restart the agent's idle timer."""
+        timer = self._timers.pop(agent_id, None)
+        if timer is not None:
+            timer.cancel()
+        loop = asyncio.get_running_loop()
+        self._timers[agent_id] = loop.call_later(
+            self.settings.idle_close_seconds, self._idle, agent_id
+        )
+
+    def _idle(self, agent_id: str) -> None:
+        async def close() -> None:
+            await self.close_agent(agent_id)
+
+        task = asyncio.ensure_future(close())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def close_agent(self, agent_id: str) -> bool:
+        """Close the agent's context (waiting for a running call); True when one was open."""
+        timer = self._timers.pop(agent_id, None)
+        if timer is not None:
+            timer.cancel()
+        found = self._agents.get(agent_id)
+        if found is None:
+            return False
+        async with found.lock:
+            if self._agents.get(agent_id) is found:
+                del self._agents[agent_id]
+                await found.close()
+        async with self._start_lock:
+            if not self._agents:
+                await self._stop_browser()
+        return True
+
+    async def close(self) -> None:
+        """Close every context, the browser, Playwright and the guard."""
+        for agent_id in list(self._agents):
+            await self.close_agent(agent_id)
+        async with self._start_lock:
+            await self._stop_browser()
+
+    async def _ensure_browser(self) -> Browser:
+        if self._browser is not None and self._browser.is_connected():
+            return self._browser
+        await self._stop_browser()
+        from playwright.async_api import Error as PlaywrightError
+        from playwright.async_api import async_playwright
+
+        s = self.settings
+        guard = EgressGuard(
+            NetworkPolicy.from_config(s.allow_private, s.allowed_hosts), self._resolver
+        )
+        await guard.start()
+        playwright = await async_playwright().start()
+        try:
+            browser = await playwright.chromium.launch(
+                executable_path=self.executable,
+                headless=s.headless,
+                args=list(s.launch_args),
+                proxy={"server": guard.server, "bypass": "<-loopback>"},
+            )
+        except PlaywrightError as e:
+            await playwright.stop()
+            await guard.close()
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise BrowserUnavailableError(
+                f"could not launch Chromium at {self.executable}: {first}"
+            ) from e
+        self._playwright, self._browser, self._guard = playwright, browser, guard
+        return browser
+
+    async def _stop_browser(self) -> None:
+        browser, playwright, guard = self._browser, self._playwright, self._guard
+        self._browser = self._playwright = self._guard = None
+        if browser is not None:
+            with contextlib.suppress(Exception):
+                await browser.close()
+        if playwright is not None:
+            with contextlib.suppress(Exception):
+                await playwright.stop()
+        if guard is not None:
+            await guard.close()
+
+
+__all__ = ["CHROMIUM_NAMES", "AgentBrowser", "BrowserPool", "find_chromium"]
