@@ -6,9 +6,10 @@ children indented by two spaces, ``/url``-style property lines).
 
 Invariants of :func:`trim`:
 
-* every element that carries a ref and is kept in the tree keeps its ref (refs are what
-  the model acts on); elements are dropped only as separators, as URL/property metadata,
-  or as the tail of a run of repeated siblings (counted in a ``… N more`` line);
+* every interactive element (:attr:`AriaNode.interactive`) kept in the tree keeps its ref;
+  other elements lose theirs (the ``ai`` snapshot puts a ref on everything); elements are
+  dropped only as separators, unnamed images, URL/property metadata, or as the tail of a
+  run of repeated siblings (counted in a ``… N more`` line);
 * wrapper roles without a name are unwrapped (their children take their place); an
   element without name, ref or text that has exactly one child is replaced by that child;
 * the tree is never reordered.
@@ -29,6 +30,28 @@ NOISE_ATTRS = frozenset({"cursor=pointer", "active"})
 """Attributes that describe the pointer or focus, not the element."""
 KEPT_PROPS = frozenset({"/placeholder"})
 """Property lines kept by :func:`trim` (``/url`` and the like are metadata)."""
+INTERACTIVE_ROLES = frozenset(
+    {
+        "button",
+        "checkbox",
+        "combobox",
+        "link",
+        "listbox",
+        "menuitem",
+        "menuitemcheckbox",
+        "menuitemradio",
+        "option",
+        "radio",
+        "searchbox",
+        "slider",
+        "spinbutton",
+        "switch",
+        "tab",
+        "textbox",
+        "treeitem",
+    }
+)
+"""Roles the model acts on; their refs are always kept (``cursor=pointer`` counts too)."""
 REPEAT_KEEP = 8
 """Siblings of one role shown before the rest of the run is summarised."""
 TEXT_KEEP = 240
@@ -52,9 +75,9 @@ class AriaNode:
 
     @property
     def interactive(self) -> bool:
-        """True when the model can act on it (it has a ref and is not a mere wrapper)."""
+        """True when the model can act on it (a ref on an actionable role or a pointer)."""
         return self.ref is not None and (
-            self.role not in WRAPPER_ROLES or "cursor=pointer" in self.attrs
+            self.role in INTERACTIVE_ROLES or "cursor=pointer" in self.attrs
         )
 
 
@@ -159,17 +182,20 @@ def _trim_node(node: AriaNode) -> list[AriaNode]:
     children = _trim_children(node.children)
     attrs = tuple(a for a in node.attrs if a not in NOISE_ATTRS)
     props = tuple(p for p in node.props if p[0] in KEPT_PROPS)
-    kept = replace(node, attrs=attrs, props=props, text=_short(node.text), children=children)
+    ref = node.ref if node.interactive else None
+    kept = replace(
+        node, attrs=attrs, props=props, ref=ref, text=_short(node.text), children=children
+    )
     if node.role in DROPPED_ROLES and not node.name:
         return list(children)
-    if node.role in WRAPPER_ROLES and not node.name and not kept.interactive:
+    if node.role in WRAPPER_ROLES and not node.name and not node.interactive:
         out = list(children)
         if node.text:
             out.insert(0, AriaNode(role="text", text=kept.text))
         return out
     if node.role == "text":
         return [kept] if kept.text else []
-    if not (node.name or node.text or kept.interactive or props) and len(children) == 1:
+    if not (node.name or node.text or node.interactive or props) and len(children) == 1:
         return list(children)
     return [kept]
 
