@@ -59,6 +59,7 @@ async def refuse_submitting(locator: Locator, action: str) -> None:
 
 async def settle(agent: AgentBrowser, limit_seconds: float) -> None:
     """Let the page finish what the action started (load, dialogs, downloads), bounded."""
+    await asyncio.sleep(0.05)  # events the action fired (pop-ups, dialogs) reach handlers
     page = agent.page if agent.pages else None
     if page is not None:
         from playwright.async_api import Error as PlaywrightError
@@ -66,7 +67,6 @@ async def settle(agent: AgentBrowser, limit_seconds: float) -> None:
         # the answer shows the page as it is; a slow page is not an error here
         with contextlib.suppress(PlaywrightError):
             await page.wait_for_load_state("domcontentloaded", timeout=limit_seconds * 1000)
-    await asyncio.sleep(0.05)  # events the action fired reach their handlers
     try:
         await asyncio.wait_for(agent.settle(), limit_seconds)
     except TimeoutError:

@@ -192,6 +192,12 @@ class ClickArgs(ToolArgs):
     ref: str = Ref
 
 
+_OPENS_TAB_JS = """el => {
+  const a = el.closest('a[href]');
+  return !!(a && a.target && a.target !== '_self' && a.target !== '_top' && a.target !== '_parent');
+}"""
+
+
 class ClickTool(BrowserTool[ClickArgs]):
     def __init__(self, pool: BrowserPool) -> None:
         super().__init__(
@@ -205,7 +211,12 @@ class ClickTool(BrowserTool[ClickArgs]):
     async def act(self, agent: AgentBrowser, args: ClickArgs) -> ToolOutput:
         locator = await locate(agent, args.ref)
         await refuse_submitting(locator, "click")
-        await locator.click()
+        if await locator.evaluate(_OPENS_TAB_JS):
+            # wait for the new tab, so this answer already shows it
+            async with agent.context.expect_page():
+                await locator.click()
+        else:
+            await locator.click()
         return await self.snapshot_answer(agent)
 
 
