@@ -61,7 +61,9 @@ def test_trim_unwraps_drops_and_collapses() -> None:
 
 
 def test_repeated_siblings_are_counted_not_lost() -> None:
-    rows = "\n".join(f'  - listitem [ref=e{i}]:\n    - link "Item {i}" [ref=f{i}]' for i in range(30))
+    rows = "\n".join(
+        f'  - listitem [ref=e{i}]:\n    - link "Item {i}" [ref=f{i}]' for i in range(30)
+    )
     text = render(trim(parse_snapshot(f"- list [ref=l]:\n{rows}")))
     assert text.count("- link") == 8
     assert "… 22 more link (full=true shows all)" in text

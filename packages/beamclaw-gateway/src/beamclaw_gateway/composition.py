@@ -19,7 +19,13 @@ from beamclaw_gateway.config import BeamclawConfig
 from beamclaw_mcp import MCPManager
 from beamclaw_memory import Database, MemoryService, create_memory_service
 from beamclaw_obs import ComponentHealth, HealthRegistry, HealthState, beamclaw_home
-from beamclaw_tools import SessionRef, ToolPolicy, ToolRegistry
+from beamclaw_tools import (
+    SessionRef,
+    ToolPolicy,
+    ToolRegistry,
+    browser_tools,
+    open_browser_pool,
+)
 
 if TYPE_CHECKING:
     from beamclaw_core.sessions import SessionEnd
@@ -88,7 +94,13 @@ class AgentSystem:
         self.config = config
         self.database = database
         self.memory: MemoryService = create_memory_service(config.memory, database)
-        self.tools = ToolRegistry.with_builtins(config.tools, memory=ToolsMemory(self.memory))
+        # offered only when enabled and a Chromium is found; nothing starts before a call
+        self.browser = open_browser_pool(config.tools.browser)
+        self.tools = ToolRegistry.with_builtins(
+            config.tools,
+            memory=ToolsMemory(self.memory),
+            extra=browser_tools(self.browser) if self.browser is not None else (),
+        )
         self.mcp = MCPManager(config.mcp, sink=self.tools)
         self._providers = ProviderCache(config.core, config.agents)
         self.core = Core.create(
@@ -151,6 +163,8 @@ class AgentSystem:
         if self.sandbox is not None:
             await self.sandbox.stop()
         await self.mcp.stop()
+        if self.browser is not None:
+            await self.browser.close()
         await self._providers.close()
         await self.memory.aclose()
 

@@ -8,16 +8,20 @@ from beamclaw_obs.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from beamclaw_tools.base import ToolArgs, TypedTool, describe_validation_error, make_definition
+    from beamclaw_tools.browser import BrowserPool, browser_tools, open_browser_pool
     from beamclaw_tools.builtin import builtin_tools
     from beamclaw_tools.builtin.process import ProcessResult, child_environment, run_process
     from beamclaw_tools.errors import (
         BeamclawToolsError,
+        BrowserError,
+        BrowserUnavailableError,
         FetchError,
         InvalidAgentIdError,
         MemoryInputRejectedError,
         MemoryUnavailableError,
         PatchError,
         PathOutsideRootsError,
+        StaleRefError,
         ToolNameCollisionError,
         UnknownToolError,
         UnsafeAddressError,
@@ -50,6 +54,7 @@ if TYPE_CHECKING:
     from beamclaw_tools.schemas import anthropic_tool, args_schema, openai_tool
     from beamclaw_tools.settings import (
         AgentToolsSettings,
+        BrowserSettings,
         FileToolsSettings,
         HttpRequestSettings,
         JqSettings,
@@ -82,16 +87,20 @@ else:
                 "describe_validation_error",
                 "make_definition",
             ),
+            "beamclaw_tools.browser": ("BrowserPool", "browser_tools", "open_browser_pool"),
             "beamclaw_tools.builtin": ("builtin_tools",),
             "beamclaw_tools.builtin.process": ("ProcessResult", "child_environment", "run_process"),
             "beamclaw_tools.errors": (
                 "BeamclawToolsError",
+                "BrowserError",
+                "BrowserUnavailableError",
                 "FetchError",
                 "InvalidAgentIdError",
                 "MemoryInputRejectedError",
                 "MemoryUnavailableError",
                 "PatchError",
                 "PathOutsideRootsError",
+                "StaleRefError",
                 "ToolNameCollisionError",
                 "UnknownToolError",
                 "UnsafeAddressError",
@@ -124,6 +133,7 @@ else:
             "beamclaw_tools.schemas": ("anthropic_tool", "args_schema", "openai_tool"),
             "beamclaw_tools.settings": (
                 "AgentToolsSettings",
+                "BrowserSettings",
                 "FileToolsSettings",
                 "HttpRequestSettings",
                 "JqSettings",
@@ -157,6 +167,10 @@ __all__ = [
     "AllowRule",
     "Autonomy",
     "BeamclawToolsError",
+    "BrowserError",
+    "BrowserPool",
+    "BrowserSettings",
+    "BrowserUnavailableError",
     "ContentPart",
     "FetchError",
     "FetchedResponse",
@@ -179,6 +193,7 @@ __all__ = [
     "Resolver",
     "SessionRef",
     "ShellSettings",
+    "StaleRefError",
     "StoredMemoryView",
     "TextPart",
     "Tool",
@@ -203,6 +218,7 @@ __all__ = [
     "agent_workspace",
     "anthropic_tool",
     "args_schema",
+    "browser_tools",
     "builtin_tools",
     "child_environment",
     "decode_call_args",
@@ -210,6 +226,7 @@ __all__ = [
     "guarded_fetch",
     "is_binary",
     "make_definition",
+    "open_browser_pool",
     "openai_tool",
     "run_process",
     "session_workspace",
