@@ -180,3 +180,19 @@ def test_doctor_checks_each_agents_provider(run_cli: Run, beamclaw_home: Path) -
     assert bad.returncode == 1
     assert "[fail] config:" in bad.stdout
     assert "agents.scout.provider = 'nope': no [core.providers.nope] section" in bad.stdout
+
+
+def test_doctor_says_how_to_install_a_missing_chromium(
+    run_cli: Run, beamclaw_home: Path, tmp_path: Path
+) -> None:
+    """Issue 25: without Chromium the browser tools are not offered, and doctor says how
+    to get one; with one, it names the executable."""
+    fake = tmp_path / "my-chromium"
+    _write_config(beamclaw_home, f'[tools.browser]\nexecutable_path = "{tmp_path / "none"}"\n')
+    r = run_cli("doctor", "--offline")
+    assert "[warn] browser: Chromium not found" in r.stdout
+    assert "apt-get install chromium" in r.stdout
+    fake.write_text("#!/bin/sh\n")
+    _write_config(beamclaw_home, f'[tools.browser]\nexecutable_path = "{fake}"\n')
+    r = run_cli("doctor", "--offline")
+    assert f"[ok] browser: Chromium at {fake}; browser_* tools offered" in r.stdout

@@ -24,6 +24,7 @@ from beamclaw_core import agent_profile, describe_llm_provider, unknown_agent_pr
 from beamclaw_gateway import BeamclawConfig, effective_port, is_loopback, load_config
 from beamclaw_memory import Database, expected_heads, resolve_database_url
 from beamclaw_obs import ConfigError, beamclaw_home
+from beamclaw_tools.browser import CHROMIUM_NAMES, find_chromium
 
 Level = Literal["ok", "warn", "fail"]
 
@@ -154,6 +155,30 @@ def check_runtimes(cfg: BeamclawConfig) -> list[Check]:
     return out
 
 
+def check_browser(cfg: BeamclawConfig) -> list[Check]:
+    """``[tools.browser]``: which Chromium the ``browser_*`` tools launch, or how to get one."""
+    settings = cfg.tools.browser
+    if not settings.enabled:
+        return [Check("ok", "browser", "disabled ([tools.browser] enabled = false)")]
+    found = find_chromium(settings)
+    if found is not None:
+        return [Check("ok", "browser", f"Chromium at {found}; browser_* tools offered")]
+    where = (
+        f"{settings.executable_path} does not exist"
+        if settings.executable_path is not None
+        else f"none of {', '.join(CHROMIUM_NAMES)} is on PATH"
+    )
+    return [
+        Check(
+            "warn",
+            "browser",
+            f"Chromium not found ({where}): browser_* tools are not offered; install it "
+            "(Debian/Ubuntu: `sudo apt-get install chromium`) or set [tools.browser] "
+            "executable_path",
+        )
+    ]
+
+
 def check_exposure(cfg: BeamclawConfig) -> list[Check]:
     out: list[Check] = []
     http = cfg.gateway.http
@@ -279,5 +304,6 @@ def run_checks(config: Path | None, offline: bool, timeout: float) -> list[Check
     checks += asyncio.run(_database(cfg, home))
     checks += check_runtimes(cfg)
     checks += check_sandbox(cfg)
+    checks += check_browser(cfg)
     checks += check_exposure(cfg)
     return checks
