@@ -8,8 +8,9 @@ Invariants of :func:`trim`:
 
 * every interactive element (:attr:`AriaNode.interactive`) kept in the tree keeps its ref;
   other elements lose theirs (the ``ai`` snapshot puts a ref on everything); elements are
-  dropped only as separators, unnamed images, URL/property metadata, or as the tail of a
-  run of repeated siblings (counted in a ``… N more`` line);
+  dropped only as separators, unnamed images, URL/property metadata, empty leaves (no
+  name, text, ref or children), or as the tail of a run of repeated siblings (counted
+  in a ``… N more`` line);
 * wrapper roles without a name are unwrapped (their children take their place); an
   element without name, ref or text that has exactly one child is replaced by that child;
 * the tree is never reordered.
@@ -195,6 +196,8 @@ def _trim_node(node: AriaNode) -> list[AriaNode]:
         return out
     if node.role == "text":
         return [kept] if kept.text else []
+    if not (node.name or node.text or kept.ref or props or children):
+        return []  # nothing to read and nothing to act on (an invisible image link)
     if not (node.name or node.text or node.interactive or props) and len(children) == 1:
         return list(children)
     return [kept]
