@@ -4,7 +4,7 @@ clients (warmed in a thread once ready), vectors and BM25 (first memory search),
 (a database behind its heads), HTML parsing (first web fetch), detect-secrets (read from
 the shipped table), the ``limits`` library (Redis rate-limit storage only), SQLAlchemy's
 PostgreSQL dialect (a PostgreSQL database), YAML (the first skill), jq (its tool's first
-call). A list of module names, never a time."""
+call), Playwright (the first browser call). A list of module names, never a time."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ LATER = (
     "limits",
     "mcp",
     "numpy",
+    "playwright",
     "rich",
     "sqlalchemy.dialects.postgresql",
     "textual",
