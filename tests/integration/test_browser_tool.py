@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from aiohttp import web
 
+from beamclaw_core import ProviderSettings
 from beamclaw_core.loop import ApprovalRequested, TurnDone
 from beamclaw_core.messages import Message, Role
 from beamclaw_core.providers.base import CompletionOptions
-from beamclaw_core.testing import CallTool, Reply
+from beamclaw_core.testing import CallTool, FakeOpenAIServer, FakeReply, Reply
+from beamclaw_gateway.testing import live_gateway, quiet_config
 from beamclaw_tools import SessionRef, ToolCall
 from beamclaw_tools.browser import BrowserPool, browser_tools, open_browser_pool
 from beamclaw_tools.settings import BrowserSettings
@@ -121,3 +125,30 @@ async def test_a_refused_submission_sends_nothing(
         SessionRef(session_id=h.session_id, agent_id=ADDRESS.agent_id, workspace=h.workspace),
     )
     assert 'heading "Order a pizza"' in still.content
+
+
+@pytest.mark.parametrize("chromium", ["found", "missing"])
+async def test_the_gateway_offers_the_tools_only_with_chromium(
+    beamclaw_home: Path, tmp_path: Path, chromium: str
+) -> None:
+    async with FakeOpenAIServer([FakeReply("hello")], repeat_last=True) as upstream:
+        config = quiet_config()
+        config.core.default_provider = "fake"
+        config.core.providers = {
+            "fake": ProviderSettings(kind="openai", base_url=upstream.base_url, model="m")
+        }
+        if chromium == "missing":
+            config.tools.browser.executable_path = tmp_path / "no-chromium"
+        async with (
+            live_gateway(None, config) as gw,
+            httpx.AsyncClient(base_url=gw.base_url, timeout=30) as client,
+        ):
+            r = await client.post(
+                "/v1/chat/completions",
+                json={"model": "beamclaw/default", "messages": [{"role": "user", "content": "hi"}]},
+            )
+            assert r.status_code == 200, r.text
+        offered = {t["function"]["name"] for t in upstream.bodies[0]["tools"]}
+    assert "web_fetch" in offered
+    assert ("browser_navigate" in offered) is (chromium == "found")
+    assert ("browser_submit" in offered) is (chromium == "found")
