@@ -53,6 +53,17 @@ Confirm</button><p id="r">-</p>
 </body></html>"""
 
 
+INFINITE = """<html><body><h1>Feed</h1><ul id="feed"></ul><script>
+let n = 0;
+function more() { const ul = document.getElementById('feed');
+  for (let i = 0; i < 40; i++) { const li = document.createElement('li');
+    li.innerHTML = '<a href="/post/' + n + '">Post ' + n + ' with a longish title</a>'; n++;
+    ul.appendChild(li); } }
+more(); setInterval(more, 50);
+window.addEventListener('scroll', more);
+</script></body></html>"""
+
+
 def large_page() -> str:
     items = "".join(
         f'<li><div class="card"><div class="inner"><span><a href="/article/{i}?utm=x">'
@@ -123,6 +134,12 @@ def build_app(intranet: list[str]) -> web.Application:
     app.router.add_get("/changing", static(CHANGING))
     app.router.add_get("/dialogs", static(DIALOGS))
     app.router.add_get("/large", static(large_page()))
+    app.router.add_get("/infinite", static(INFINITE))
+
+    async def peeks(_: web.Request) -> web.Response:
+        return html(f'<html><body><h1>Peek</h1><img src="{intranet[0]}/secret"></body></html>')
+
+    app.router.add_get("/peeks", peeks)
     app.router.add_get("/to-intranet", to_intranet)
     app.router.add_get("/hang", hang)
     app.router.add_get("/downloads", downloads)
@@ -297,6 +314,18 @@ async def test_large_page_is_trimmed_under_the_cap(browser: Browser, site: Site)
     assert 'heading "Front page"' in trimmed
 
 
+async def test_an_endlessly_growing_page_stays_under_the_cap(browser: Browser, site: Site) -> None:
+    page = await browser.ok("browser_navigate", url=site.base + "/infinite")
+    scrolled = await browser.ok("browser_press", key="End")
+    later = await browser.ok("browser_wait_for", seconds=0.5)
+    for answer in (page, scrolled, later):
+        assert len(answer.split("Snapshot:\n", 1)[1]) <= 5_000 + 200
+    assert 'link "Post 0 with a longish title"' in later
+    grown = re.search(r"… (\d+) more link", later)
+    assert grown is not None
+    assert int(grown.group(1)) > 40
+
+
 async def test_cookies_survive_between_calls(browser: Browser, site: Site) -> None:
     await browser.ok("browser_navigate", url=site.base + "/set-cookie")
     page = await browser.ok("browser_navigate", url=site.base + "/whoami")
@@ -314,6 +343,15 @@ async def test_redirect_to_a_private_address_is_refused(browser: Browser, site: 
     assert "intranet secret" not in redirected.content
     scheme = await browser.call("browser_navigate", url="file:///etc/passwd")
     assert scheme.is_error
+
+
+async def test_a_page_sub_request_refusal_is_noted_for_its_agent_only(
+    browser: Browser, site: Site
+) -> None:
+    page = await browser.ok("browser_navigate", url=site.base + "/peeks")
+    assert f"Note: refused {site.intranet}/secret" in page
+    other = Browser(browser.registry, browser.session.model_copy(update={"agent_id": "other"}))
+    assert "refused" not in await other.ok("browser_navigate", url=site.base + "/step1")
 
 
 async def test_page_that_never_finishes_loading_times_out(browser: Browser, site: Site) -> None:

@@ -88,7 +88,7 @@ async def answer(
     if len(agent.pages) > 1:
         lines.append(f"Tab {agent.active} of {len(agent.pages)} (browser_tabs lists them)")
     lines.extend(f"Note: {n}" for n in agent.take_notes())
-    lines.extend(f"Note: {r}" for r in pool.refusals())
+    lines.extend(f"Note: {r}" for r in agent.guard.take_refusals())
     raw = await page.aria_snapshot(mode="ai")
     agent.refs[id(page)] = refs_of(parse_snapshot(raw))
     max_chars = pool.settings.snapshot_max_chars

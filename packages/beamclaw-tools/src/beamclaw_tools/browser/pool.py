@@ -3,9 +3,10 @@
 Invariants:
 
 * Playwright and Chromium start on the first call that needs them (importing this module
-  imports no Playwright), with the :class:`~beamclaw_tools.browser.egress.EgressGuard`
-  as the proxy for every request; when the last agent's context closes, the browser and
-  the guard stop too.
+  imports no Playwright); when the last agent's context closes, the browser stops too.
+* Every context has its own :class:`~beamclaw_tools.browser.egress.EgressGuard` as the
+  proxy for all its requests (so one agent's refusals never show in another's answers);
+  the guard lives and dies with the context.
 * An agent's context (cookies, storage, tabs) lives until ``idle_close_seconds`` pass
   without a call, or until ``browser_close``; calls of one agent run one at a time
   (:attr:`AgentBrowser.lock`).
@@ -57,8 +58,15 @@ def find_chromium(settings: BrowserSettings) -> str | None:
 class AgentBrowser:
     """One agent's context: its tabs, the refs of each tab's last snapshot, pending notes."""
 
-    def __init__(self, context: BrowserContext, settings: BrowserSettings, downloads: Path) -> None:
+    def __init__(
+        self,
+        context: BrowserContext,
+        guard: EgressGuard,
+        settings: BrowserSettings,
+        downloads: Path,
+    ) -> None:
         self.context = context
+        self.guard = guard
         self.settings = settings
         self.downloads = downloads
         self.lock = asyncio.Lock()
@@ -170,6 +178,7 @@ class AgentBrowser:
         with contextlib.suppress(Exception):
             await self.context.close()
         await self.settle()
+        await self.guard.close()
 
 
 def _free_name(path: Path) -> Path:
@@ -195,7 +204,6 @@ class BrowserPool:
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
-        self._guard: EgressGuard | None = None
         self._start_lock = asyncio.Lock()
         self._closing: set[asyncio.Task[None]] = set()
 
@@ -213,20 +221,27 @@ class BrowserPool:
             found = self._agents.get(agent_id)
             if found is None:
                 browser = await self._ensure_browser()
-                context = await browser.new_context(accept_downloads=True)
+                s = self.settings
+                policy = NetworkPolicy.from_config(s.allow_private, s.allowed_hosts)
+                guard = EgressGuard(policy, self._resolver)
+                await guard.start()
+                try:
+                    context = await browser.new_context(
+                        accept_downloads=True,
+                        proxy={"server": guard.server, "bypass": "<-loopback>"},
+                    )
+                except BaseException:
+                    await guard.close()
+                    raise
                 context.set_default_timeout(self.settings.action_timeout_seconds * 1000)
                 context.set_default_navigation_timeout(
                     self.settings.navigation_timeout_seconds * 1000
                 )
                 downloads = (workspace or Path.cwd()) / "downloads"
-                found = AgentBrowser(context, self.settings, downloads)
+                found = AgentBrowser(context, guard, self.settings, downloads)
                 self._agents[agent_id] = found
         self.touch(agent_id)
         return found
-
-    def refusals(self) -> list[str]:
-        """Requests the egress guard refused since the last call."""
-        return self._guard.take_refusals() if self._guard is not None else []
 
     def touch(self, agent_id: str) -> None:
         """Restart the agent's idle timer."""
@@ -264,7 +279,7 @@ class BrowserPool:
         return True
 
     async def close(self) -> None:
-        """Close every context, the browser, Playwright and the guard."""
+        """Close every context (and its guard), the browser and Playwright."""
         for agent_id in list(self._agents):
             await self.close_agent(agent_id)
         async with self._start_lock:
@@ -278,39 +293,31 @@ class BrowserPool:
         from playwright.async_api import async_playwright
 
         s = self.settings
-        guard = EgressGuard(
-            NetworkPolicy.from_config(s.allow_private, s.allowed_hosts), self._resolver
-        )
-        await guard.start()
         playwright = await async_playwright().start()
         try:
             browser = await playwright.chromium.launch(
                 executable_path=self.executable,
                 headless=s.headless,
                 args=list(s.launch_args),
-                proxy={"server": guard.server, "bypass": "<-loopback>"},
             )
         except PlaywrightError as e:
             await playwright.stop()
-            await guard.close()
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise BrowserUnavailableError(
                 f"could not launch Chromium at {self.executable}: {first}"
             ) from e
-        self._playwright, self._browser, self._guard = playwright, browser, guard
+        self._playwright, self._browser = playwright, browser
         return browser
 
     async def _stop_browser(self) -> None:
-        browser, playwright, guard = self._browser, self._playwright, self._guard
-        self._browser = self._playwright = self._guard = None
+        browser, playwright = self._browser, self._playwright
+        self._browser = self._playwright = None
         if browser is not None:
             with contextlib.suppress(Exception):
                 await browser.close()
         if playwright is not None:
             with contextlib.suppress(Exception):
                 await playwright.stop()
-        if guard is not None:
-            await guard.close()
 
 
 __all__ = ["CHROMIUM_NAMES", "AgentBrowser", "BrowserPool", "find_chromium"]

@@ -140,12 +140,12 @@ class NavigateTool(BrowserTool[NavigateArgs]):
                 "arrived, or try again later"
             )
         except PlaywrightError:
-            refused = self.pool.refusals()
+            refused = agent.guard.take_refusals()
             if refused:  # an https target refused at CONNECT fails the navigation itself
                 return ToolOutput.error(_REFUSED + "\n".join(refused))
             raise
         if response is not None and response.headers.get(REFUSED_HEADER.lower()):
-            return ToolOutput.error(_REFUSED + "\n".join(self.pool.refusals()))
+            return ToolOutput.error(_REFUSED + "\n".join(agent.guard.take_refusals()))
         lead = ""
         if response is not None and response.status >= 400:
             lead = f"HTTP {response.status} {response.status_text}".strip()
