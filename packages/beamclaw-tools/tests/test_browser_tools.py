@@ -422,8 +422,8 @@ async def test_idle_context_is_closed_and_browser_stops(site: Site, tmp_path: Pa
         await b.ok("browser_navigate", url=site.base + "/set-cookie")
         assert own.is_open("idle")
         assert own.running
-        for _ in range(50):
-            if not own.is_open("idle"):
+        for _ in range(100):
+            if not own.is_open("idle") and not own.running:
                 break
             await asyncio.sleep(0.1)
         assert not own.is_open("idle")

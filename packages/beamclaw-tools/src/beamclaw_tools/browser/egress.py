@@ -44,6 +44,7 @@ class EgressGuard:
         self._server: asyncio.Server | None = None
         self._refusals: list[str] = []
         self._tasks: set[asyncio.Task[None]] = set()
+        self._writers: set[asyncio.StreamWriter] = set()
 
     @property
     def server(self) -> str:
@@ -56,14 +57,18 @@ class EgressGuard:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
 
     async def close(self) -> None:
+        """Stop listening and end every connection (closing its socket, so each handler
+        finishes on its own; one still stuck after a second is cancelled)."""
         if self._server is not None:
             self._server.close()
             self._server = None
-        for task in list(self._tasks):
-            task.cancel()
-        for task in list(self._tasks):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        for writer in list(self._writers):
+            writer.close()
+        if self._tasks:
+            _done, stuck = await asyncio.wait(set(self._tasks), timeout=1.0)
+            for task in stuck:
+                task.cancel()
+            await asyncio.gather(*stuck, return_exceptions=True)
 
     def take_refusals(self) -> list[str]:
         """Refusals since the last call (oldest first), then forgotten."""
@@ -93,12 +98,14 @@ class EgressGuard:
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)  # pyright: ignore[reportArgumentType]
+        self._writers.add(writer)
         try:
             await self._handle(reader, writer)
         except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
-            pass
+            pass  # the browser hung up or sent garbage: the connection just ends
         finally:
             self._tasks.discard(task)  # pyright: ignore[reportArgumentType]
+            self._writers.discard(writer)
             writer.close()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -129,8 +136,12 @@ class EgressGuard:
             return
         try:
             up_reader, up_writer = await asyncio.open_connection(str(vetted), port)
+            self._writers.add(up_writer)
         except OSError as e:
-            writer.write(f"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n{e}".encode())
+            body = f"cannot connect to {host}:{port}: {e.strerror or e}".encode()
+            writer.write(
+                f"HTTP/1.1 502 Bad Gateway\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
+            )
             await writer.drain()
             return
         if rest:
@@ -148,6 +159,7 @@ class EgressGuard:
             for pipe in pipes:
                 pipe.cancel()
             await asyncio.gather(*pipes, return_exceptions=True)
+            self._writers.discard(up_writer)
             up_writer.close()
 
     async def _refuse(

@@ -86,11 +86,20 @@ class AgentBrowser:
 
     async def ensure_page(self) -> Page:
         if not self.pages:
-            await self.context.new_page()  # adopted through the "page" event
-            await asyncio.sleep(0)
+            await self.new_page()
         return self.page
 
+    async def new_page(self) -> Page:
+        """Open a tab and make it active (the "page" event may come before or after)."""
+        page = await self.context.new_page()
+        self._adopt(page)
+        self.active = self.pages.index(page)
+        self.notes = [n for n in self.notes if not n.startswith("a new tab opened")]
+        return page
+
     def _adopt(self, page: Page) -> None:
+        if page in self.pages:
+            return
         if len(self.pages) >= self.settings.max_pages:
             self.notes.append(
                 f"a pop-up ({page.url or 'new tab'}) was closed: at most "
@@ -130,16 +139,18 @@ class AgentBrowser:
         self._spawn(self._save_download(download))
 
     async def _save_download(self, download: Download) -> None:
+        from playwright.async_api import Error as PlaywrightError
+
         name = Path(download.suggested_filename).name or "download"
         cap = self.settings.download_max_bytes
         try:
             temp = await asyncio.wait_for(
                 download.path(), timeout=self.settings.navigation_timeout_seconds
             )
-        except (TimeoutError, Exception) as e:
-            with contextlib.suppress(Exception):
+        except (TimeoutError, PlaywrightError) as e:
+            with contextlib.suppress(PlaywrightError):
                 await download.cancel()
-            self.notes.append(f"download {name!r} failed: {type(e).__name__}")
+            self.notes.append(f"download {name!r} failed: {type(e).__name__}: {e}")
             return
         size = temp.stat().st_size
         if size > cap:
@@ -149,16 +160,23 @@ class AgentBrowser:
                 "([tools.browser] download_max_bytes)"
             )
             return
-        self.downloads.mkdir(parents=True, exist_ok=True)
-        target = _free_name(self.downloads / name)
-        partial = target.with_name(target.name + ".part")
-        await download.save_as(partial)
-        partial.replace(target)  # atomic: a kill never leaves a half file under the real name
+        try:
+            self.downloads.mkdir(parents=True, exist_ok=True)
+            target = _free_name(self.downloads / name)
+            partial = target.with_name(target.name + ".part")
+            await download.save_as(partial)
+            partial.replace(target)  # atomic: a kill never leaves a half file under its name
+        except (OSError, PlaywrightError) as e:
+            self.notes.append(f"download {name!r} could not be saved: {e}")
+            return
         self.notes.append(f"downloaded {target.name} ({size:,} bytes) to downloads/{target.name}")
 
     def _spawn(self, work: Awaitable[object]) -> None:
         async def run() -> None:
-            with contextlib.suppress(Exception):
+            from playwright.async_api import Error as PlaywrightError
+
+            # answering a dialog of a page that closed meanwhile is not worth reporting
+            with contextlib.suppress(PlaywrightError):
                 await work
 
         task = asyncio.ensure_future(run())
@@ -175,7 +193,9 @@ class AgentBrowser:
         return out
 
     async def close(self) -> None:
-        with contextlib.suppress(Exception):
+        from playwright.async_api import Error as PlaywrightError
+
+        with contextlib.suppress(PlaywrightError):  # the browser may already be gone
             await self.context.close()
         await self.settle()
         await self.guard.close()
@@ -202,6 +222,8 @@ class BrowserPool:
         self._resolver = resolver
         self._agents: dict[str, AgentBrowser] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._uses: dict[str, int] = {}
+        """Uses per agent; an idle timer closes only when no use came after its own."""
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
         self._start_lock = asyncio.Lock()
@@ -215,7 +237,7 @@ class BrowserPool:
         """True while Chromium runs."""
         return self._browser is not None
 
-    async def agent(self, agent_id: str, workspace: Path | None) -> AgentBrowser:
+    async def agent(self, agent_id: str, workspace: Path) -> AgentBrowser:
         """The agent's context (opened on first use); resets its idle timer."""
         async with self._start_lock:
             found = self._agents.get(agent_id)
@@ -237,42 +259,51 @@ class BrowserPool:
                 context.set_default_navigation_timeout(
                     self.settings.navigation_timeout_seconds * 1000
                 )
-                downloads = (workspace or Path.cwd()) / "downloads"
+                downloads = workspace / "downloads"
                 found = AgentBrowser(context, guard, self.settings, downloads)
                 self._agents[agent_id] = found
         self.touch(agent_id)
         return found
 
     def touch(self, agent_id: str) -> None:
-        """Restart the agent's idle timer."""
+        """Note a use and restart the agent's idle timer."""
         timer = self._timers.pop(agent_id, None)
         if timer is not None:
             timer.cancel()
-        loop = asyncio.get_running_loop()
-        self._timers[agent_id] = loop.call_later(
-            self.settings.idle_close_seconds, self._idle, agent_id
+        uses = self._uses.get(agent_id, 0) + 1
+        self._uses[agent_id] = uses
+        self._timers[agent_id] = asyncio.get_running_loop().call_later(
+            self.settings.idle_close_seconds, self._idle, agent_id, uses
         )
 
-    def _idle(self, agent_id: str) -> None:
+    def _idle(self, agent_id: str, uses: int) -> None:
         async def close() -> None:
-            await self.close_agent(agent_id)
+            await self.close_agent(agent_id, unless_used_since=uses)
 
         task = asyncio.ensure_future(close())
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
 
-    async def close_agent(self, agent_id: str) -> bool:
-        """Close the agent's context (waiting for a running call); True when one was open."""
-        timer = self._timers.pop(agent_id, None)
-        if timer is not None:
-            timer.cancel()
+    async def close_agent(self, agent_id: str, *, unless_used_since: int | None = None) -> bool:
+        """Close the agent's context (waiting for a running call); True when one was closed.
+
+        ``unless_used_since`` (the idle timer's use count): nothing happens when the agent
+        was used after the timer started — a call in progress, or one that began meanwhile
+        (each use starts its own timer)."""
         found = self._agents.get(agent_id)
         if found is None:
             return False
         async with found.lock:
-            if self._agents.get(agent_id) is found:
-                del self._agents[agent_id]
-                await found.close()
+            if unless_used_since is not None and self._uses.get(agent_id) != unless_used_since:
+                return False
+            timer = self._timers.pop(agent_id, None)
+            if timer is not None:
+                timer.cancel()
+            if self._agents.get(agent_id) is not found:
+                return False
+            del self._agents[agent_id]
+            self._uses.pop(agent_id, None)
+            await found.close()
         async with self._start_lock:
             if not self._agents:
                 await self._stop_browser()
@@ -312,12 +343,14 @@ class BrowserPool:
     async def _stop_browser(self) -> None:
         browser, playwright = self._browser, self._playwright
         self._browser = self._playwright = None
+        if playwright is None:
+            return  # never started: a shutdown does not import Playwright
+        from playwright.async_api import Error as PlaywrightError
+
         if browser is not None:
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(PlaywrightError):  # it may have crashed
                 await browser.close()
-        if playwright is not None:
-            with contextlib.suppress(Exception):
-                await playwright.stop()
+        await playwright.stop()
 
 
 __all__ = ["CHROMIUM_NAMES", "AgentBrowser", "BrowserPool", "find_chromium"]

@@ -27,7 +27,8 @@ from beamclaw_tools.browser.actions import (
 )
 from beamclaw_tools.browser.egress import REFUSED_HEADER
 from beamclaw_tools.browser.pool import AgentBrowser, BrowserPool
-from beamclaw_tools.errors import BrowserError
+from beamclaw_tools.errors import BrowserError, InvalidAgentIdError
+from beamclaw_tools.paths import session_workspace
 from beamclaw_tools.types import Autonomy, ImagePart, SessionRef, Tool, ToolOutput
 
 if TYPE_CHECKING:
@@ -71,13 +72,13 @@ class BrowserTool(TypedTool[A]):
 
         name = self.definition.name
         try:
-            agent = await self.pool.agent(session.agent_id, session.workspace)
+            agent = await self.pool.agent(session.agent_id, session_workspace(session))
             async with agent.lock:
                 try:
                     return await self.act(agent, args)
                 finally:
                     self.pool.touch(session.agent_id)
-        except BrowserError as e:
+        except (BrowserError, InvalidAgentIdError) as e:
             return ToolOutput.error(str(e))
         except PlaywrightTimeoutError as e:
             return ToolOutput.error(f"{name} timed out: {_first_line(e)}{_TIMEOUT_HINT}")
@@ -433,10 +434,7 @@ class TabsTool(BrowserTool[TabsArgs]):
                 )
             if args.url is not None and not args.url.lower().startswith(("http://", "https://")):
                 return ToolOutput.error(f"only http:// and https:// URLs can be opened: {args.url}")
-            page = await agent.context.new_page()
-            await asyncio.sleep(0)
-            agent.active = agent.pages.index(page) if page in agent.pages else agent.active
-            agent.take_notes()
+            page = await agent.new_page()
             if args.url is not None:
                 await page.goto(args.url, wait_until="domcontentloaded")
             return await self.snapshot_answer(agent, f"Opened tab {agent.active}.")
