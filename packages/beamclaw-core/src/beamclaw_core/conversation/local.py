@@ -110,6 +110,7 @@ class LocalConversation:
             session_id=request.session_id,
             drafts=request.drafts,
             scheduled=request.scheduled,
+            model=request.model,
         )
         turn = DetachedTurn(handle.session_id, handle.turn_id)
 
