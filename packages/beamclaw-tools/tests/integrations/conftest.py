@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from beamclaw_obs import forget_secrets
+from beamclaw_obs import Event, forget_secrets, get_emitter
 from beamclaw_tools import SessionRef
 from beamclaw_tools.integrations import Integrations
 from beamclaw_tools.integrations.testing import FakeIntegrationsServer
@@ -23,6 +23,29 @@ class Sleeps:
 
     async def __call__(self, seconds: float) -> None:
         self.waits.append(seconds)
+
+
+class EventLog:
+    """An obs backend keeping every event (to prove tokens never reach one)."""
+
+    name = "integrations-event-log"
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def handle(self, event: Event) -> None:
+        self.events.append(event)
+
+    def close(self) -> None:
+        return
+
+
+@pytest.fixture
+def event_log() -> Iterator[EventLog]:
+    log = EventLog()
+    get_emitter().add_backend(log)
+    yield log
+    get_emitter().remove_backend(log.name)
 
 
 @pytest.fixture(autouse=True)

@@ -79,7 +79,9 @@ def test_forms_carry_the_verifier_and_the_refresh_token() -> None:
         "client_secret": "s",
         "redirect_uri": "r",
     }
-    assert "client_secret" not in refresh_form(refresh_token="t", client_id="id", client_secret=None)
+    assert "client_secret" not in refresh_form(
+        refresh_token="t", client_id="id", client_secret=None
+    )
 
 
 def _previous() -> StoredToken:

@@ -83,7 +83,9 @@ async def test_gmail_search_passes_the_query(google: Integrations, session: Sess
     assert not empty.is_error and "no messages match" in empty.content
 
 
-async def test_gmail_read_plain_html_and_multipart(google: Integrations, session: SessionRef) -> None:
+async def test_gmail_read_plain_html_and_multipart(
+    google: Integrations, session: SessionRef
+) -> None:
     plain = await call(google, session, "gmail_read", message_id="18c1a0001")
     assert "From: Anna Schmidt <anna@example.org>" in plain.content
     assert "Subject: Dinner on Friday?" in plain.content

@@ -2,9 +2,9 @@
 
 "Connect my calendar" → ``integrations_connect(service="calendar")`` answers the Google
 authorisation link (the gateway's callback finishes the flow). For Notion and Slack it
-explains where to get a token; when the person pastes one, the agent passes it as
-``token``: it is registered with the scrubber before anything else, checked with the
-service, stored encrypted and never repeated.
+answers where to get a token and a one-time link to the gateway's paste form (or the
+``beamclaw integrations connect`` command): a token never travels through the
+conversation, so it can reach neither the model nor the logs.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from beamclaw_obs import register_secret
 from beamclaw_tools.base import ToolArgs, TypedTool, make_definition
 from beamclaw_tools.integrations.base import SOURCE
 from beamclaw_tools.integrations.errors import IntegrationError
@@ -31,11 +30,6 @@ class ConnectArgs(ToolArgs):
         max_length=40,
         description="google (also: gmail, calendar), notion or slack.",
     )
-    token: str | None = Field(
-        default=None,
-        max_length=4096,
-        description="Only for notion/slack: the token the person pasted. Never for google.",
-    )
 
 
 class ConnectTool(TypedTool[ConnectArgs]):
@@ -45,40 +39,25 @@ class ConnectTool(TypedTool[ConnectArgs]):
             ConnectArgs,
             make_definition(
                 "integrations_connect",
-                "Connect one of the person's accounts (read-only): Google (Gmail + Calendar) "
-                "answers an authorisation link to give them; Notion and Slack answer how to "
-                "get a token, and store it when called again with the token they pasted.",
+                "Connect one of the person's accounts for read-only access: answers the link "
+                "to give them (Google: one consent for Gmail + Calendar; Notion, Slack: where "
+                "to get a token and a form to paste it). Never ask them to paste a token "
+                "into the chat.",
                 ConnectArgs,
-                timeout_seconds=integrations.settings.timeout_seconds + 5,
+                timeout_seconds=10,
                 source=SOURCE,
             ),
         )
 
     async def run(self, args: ConnectArgs, session: SessionRef) -> ToolOutput:
-        if args.token:
-            register_secret(args.token.strip())
         service = service_named(args.service)
         if service is None:
             known = ", ".join(sorted(set(ALIASES)))
             return ToolOutput.error(f"unknown service {args.service!r} (known: {known})")
         try:
-            if service == "google":
-                if args.token:
-                    return ToolOutput.error(
-                        "Google is connected through its authorisation link, not a pasted "
-                        "token: call again without token and give the person the link"
-                    )
-                return ToolOutput.ok(self._integrations.connect_instructions("google"))
-            if not args.token:
-                return ToolOutput.ok(self._integrations.connect_instructions(service))
-            stored = await self._integrations.save_pasted(service, args.token)
+            return ToolOutput.ok(self._integrations.connect_instructions(service))
         except IntegrationError as e:
             return ToolOutput.error(str(e))
-        who = f" ({stored.account})" if stored.account else ""
-        return ToolOutput.ok(
-            f"{service} is connected{who}; the token is stored encrypted. Suggest the person "
-            "delete the message that contained it."
-        )
 
 
 class StatusArgs(ToolArgs):

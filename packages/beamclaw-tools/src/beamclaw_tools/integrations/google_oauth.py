@@ -114,7 +114,12 @@ class GoogleOAuth:
         pending = self._store.take_pending(
             state, now=self._clock(), ttl=self._settings.pending_ttl_seconds
         )
-        if pending is None:
+        if (
+            pending is None
+            or pending.service != "google"
+            or pending.verifier is None
+            or pending.redirect_uri is None
+        ):
             raise OAuthError(
                 "google", "this authorisation link is unknown, used or expired: ask for a new one"
             )

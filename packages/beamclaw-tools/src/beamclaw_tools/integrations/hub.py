@@ -8,6 +8,7 @@ lives in the encrypted token store, so the gateway and the CLI share it.
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,11 +28,21 @@ from beamclaw_tools.integrations.errors import OAuthError
 from beamclaw_tools.integrations.gmail import gmail_tools
 from beamclaw_tools.integrations.google_oauth import GoogleOAuth
 from beamclaw_tools.integrations.notion import notion_tools
-from beamclaw_tools.integrations.pasted import PastedService, paste_instructions, verify_pasted
+from beamclaw_tools.integrations.pasted import (
+    PastedService,
+    paste_instructions,
+    paste_path,
+    verify_pasted,
+)
 from beamclaw_tools.integrations.settings import IntegrationsSettings
 from beamclaw_tools.integrations.slack import slack_tools
 from beamclaw_tools.integrations.token_store import TokenStore
-from beamclaw_tools.integrations.tokens import SERVICES, Service, StoredToken
+from beamclaw_tools.integrations.tokens import (
+    SERVICES,
+    PendingAuthorisation,
+    Service,
+    StoredToken,
+)
 
 
 @dataclass(frozen=True)
@@ -104,7 +115,38 @@ class Integrations:
                 "Open this link to let BeamClaw read your Gmail and Google Calendar "
                 f"(read-only; one consent covers both; valid {minutes} minutes):\n{url}"
             )
-        return paste_instructions(service)
+        return paste_instructions(service, self.paste_link(service))
+
+    def paste_link(self, service: PastedService) -> str:
+        """A one-time link to the gateway's paste form for ``service``."""
+        state = secrets.token_urlsafe(24)
+        now = self._clock()
+        self.store.add_pending(
+            state,
+            PendingAuthorisation(service=service, created_at=now),
+            now=now,
+            ttl=self.settings.pending_ttl_seconds,
+        )
+        base = self.settings.redirect_base_url.rstrip("/")
+        return f"{base}{paste_path(service)}?state={state}"
+
+    def paste_form_valid(self, service: PastedService, state: str) -> bool:
+        """True when ``state`` is a fresh paste link for ``service`` (not consumed)."""
+        pending = self.store.peek_pending(
+            state, now=self._clock(), ttl=self.settings.pending_ttl_seconds
+        )
+        return pending is not None and pending.service == service
+
+    async def complete_paste(self, service: PastedService, state: str, token: str) -> StoredToken:
+        """The paste form's submission: check the link, then the token, then store it.
+
+        The link is used up only by a token the service accepted (a typo can be retried).
+        """
+        if not self.paste_form_valid(service, state):
+            raise OAuthError(service, "this link is unknown, used or expired: ask for a new one")
+        stored = await self.save_pasted(service, token)
+        self.store.take_pending(state, now=self._clock(), ttl=self.settings.pending_ttl_seconds)
+        return stored
 
     async def complete_google(self, state: str, code: str) -> StoredToken:
         """The OAuth callback: trade the code, store the tokens."""

@@ -1,6 +1,8 @@
 """Pasted tokens (Notion, Slack): where to get one, and checking it before it is stored.
 
-A pasted token is registered with the scrubber the moment it is seen, then checked
+A token is never pasted into the conversation: the person pastes it into the gateway's
+one-time form (``/integrations/<service>/paste?state=…``) or at the prompt of ``beamclaw
+integrations connect``. It is registered with the scrubber the moment it is seen, then checked
 against the service's identity endpoint (Notion ``GET /users/me``, Slack ``auth.test``);
 only a token the service accepts is stored.
 """
@@ -34,13 +36,17 @@ HOW_TO_GET: dict[PastedService, str] = {
 }
 
 
-def paste_instructions(service: PastedService) -> str:
-    """What the person does to connect ``service`` (the token never goes through chat
-    unless they choose to)."""
+def paste_path(service: PastedService) -> str:
+    """The gateway path of the paste form for ``service``."""
+    return f"/integrations/{service}/paste"
+
+
+def paste_instructions(service: PastedService, link: str) -> str:
+    """What the person does to connect ``service``; the token never goes through chat."""
     return (
-        f"{HOW_TO_GET[service]} Then run `beamclaw integrations connect {service}` on the "
-        "machine BeamClaw runs on and paste it at the prompt (safest: the token never "
-        "enters the conversation), or paste it here and I will store it encrypted."
+        f"{HOW_TO_GET[service]}\nThen paste it into this form (valid for a while, usable "
+        f"once; the token never goes through our conversation):\n{link}\nor run "
+        f"`beamclaw integrations connect {service}` where BeamClaw runs and paste it at the prompt."
     )
 
 

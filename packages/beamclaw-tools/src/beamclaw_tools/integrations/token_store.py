@@ -200,6 +200,11 @@ class TokenStore:
 
         self.update(change)
 
+    def peek_pending(self, state: str, *, now: float, ttl: float) -> PendingAuthorisation | None:
+        """The authorisation for ``state`` if it is known and fresh (not used up)."""
+        pending = self.load().pending.get(state)
+        return pending if pending is not None and pending.created_at + ttl >= now else None
+
     def take_pending(self, state: str, *, now: float, ttl: float) -> PendingAuthorisation | None:
         """The authorisation for ``state`` (used once), or None when unknown or expired."""
 

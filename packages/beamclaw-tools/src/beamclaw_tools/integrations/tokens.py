@@ -51,9 +51,10 @@ class StoredToken(_Frozen):
 
 
 class PendingAuthorisation(_Frozen):
-    """An authorisation link handed out and not yet used (keyed by its ``state``)."""
+    """A link handed out and not yet used (keyed by its ``state``): Google's
+    authorisation (with its PKCE verifier and redirect URI) or a paste form (neither)."""
 
     service: Service
-    verifier: SecretStr
     created_at: float
-    redirect_uri: str
+    verifier: SecretStr | None = None
+    redirect_uri: str | None = None
