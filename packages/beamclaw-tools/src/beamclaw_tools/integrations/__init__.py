@@ -9,26 +9,69 @@ Fake servers for tests: :mod:`beamclaw_tools.integrations.testing`.
 
 from __future__ import annotations
 
-from beamclaw_tools.integrations.errors import (
-    BadResponseError,
-    IntegrationError,
-    NotConnectedError,
-    OAuthError,
-    RateLimitedError,
-    ReconnectRequiredError,
-    ServiceError,
-    TokenStoreError,
-)
-from beamclaw_tools.integrations.hub import Connection, Integrations, Revocation
-from beamclaw_tools.integrations.oauth import CALLBACK_PATH, GOOGLE_SCOPES
-from beamclaw_tools.integrations.settings import (
-    GoogleSettings,
-    IntegrationsSettings,
-    NotionSettings,
-    SlackSettings,
-)
-from beamclaw_tools.integrations.token_store import TokenStore
-from beamclaw_tools.integrations.tokens import SERVICES, Service, StoredToken, service_named
+from typing import TYPE_CHECKING
+
+from beamclaw_obs.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from beamclaw_tools.integrations.errors import (
+        BadResponseError,
+        IntegrationError,
+        NotConnectedError,
+        OAuthError,
+        RateLimitedError,
+        ReconnectRequiredError,
+        ServiceError,
+        TokenStoreError,
+    )
+    from beamclaw_tools.integrations.hub import Connection, Integrations, Revocation
+    from beamclaw_tools.integrations.oauth import CALLBACK_PATH, GOOGLE_SCOPES
+    from beamclaw_tools.integrations.settings import (
+        GoogleSettings,
+        IntegrationsSettings,
+        NotionSettings,
+        SlackSettings,
+    )
+    from beamclaw_tools.integrations.token_store import TokenStore
+    from beamclaw_tools.integrations.tokens import SERVICES, Service, StoredToken, service_named
+else:
+    __getattr__, __dir__ = lazy_exports(
+        globals(),
+        {
+            "beamclaw_tools.integrations.errors": (
+                "BadResponseError",
+                "IntegrationError",
+                "NotConnectedError",
+                "OAuthError",
+                "RateLimitedError",
+                "ReconnectRequiredError",
+                "ServiceError",
+                "TokenStoreError",
+            ),
+            "beamclaw_tools.integrations.hub": (
+                "Connection",
+                "Integrations",
+                "Revocation",
+            ),
+            "beamclaw_tools.integrations.oauth": (
+                "CALLBACK_PATH",
+                "GOOGLE_SCOPES",
+            ),
+            "beamclaw_tools.integrations.settings": (
+                "GoogleSettings",
+                "IntegrationsSettings",
+                "NotionSettings",
+                "SlackSettings",
+            ),
+            "beamclaw_tools.integrations.token_store": ("TokenStore",),
+            "beamclaw_tools.integrations.tokens": (
+                "SERVICES",
+                "Service",
+                "StoredToken",
+                "service_named",
+            ),
+        },
+    )
 
 __all__ = [
     "CALLBACK_PATH",
