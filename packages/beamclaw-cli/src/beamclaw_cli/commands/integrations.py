@@ -10,12 +10,12 @@ the service and stores it. The token is never echoed.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
+from collections.abc import Coroutine
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
@@ -23,6 +23,8 @@ from beamclaw_cli.errors import BeamclawCliError
 
 if TYPE_CHECKING:
     from beamclaw_tools.integrations import Integrations, Service
+
+T = TypeVar("T")
 
 _CONFIG = typer.Option(None, "--config", "-c", help="Config file.", exists=True, dir_okay=False)
 _JSON = typer.Option(False, "--json", help="Machine-readable output.")
@@ -53,6 +55,12 @@ def _service(name: str) -> Service:
             f"unknown service {name!r}: google (gmail, calendar), notion or slack"
         )
     return service
+
+
+def _run(work: Coroutine[Any, Any, T]) -> T:
+    import asyncio  # not at import: `beamclaw status` and friends load this module
+
+    return asyncio.run(work)
 
 
 def _read_token(service: str) -> str:
@@ -122,7 +130,7 @@ def register(app: typer.Typer) -> None:
         typer.echo(HOW_TO_GET[chosen], err=True)
         token = _read_token(chosen)
         try:
-            stored = asyncio.run(hub.save_pasted(chosen, token))
+            stored = _run(hub.save_pasted(chosen, token))
         except IntegrationError as e:
             raise BeamclawCliError(str(e)) from e
         who = f" ({stored.account})" if stored.account else ""
@@ -139,7 +147,7 @@ def register(app: typer.Typer) -> None:
         hub = _hub(config)
         chosen = _service(service)
         try:
-            outcome = asyncio.run(hub.revoke(chosen))
+            outcome = _run(hub.revoke(chosen))
         except IntegrationError as e:
             raise BeamclawCliError(str(e)) from e
         if not outcome.removed:
