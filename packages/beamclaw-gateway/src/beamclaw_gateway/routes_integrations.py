@@ -14,7 +14,7 @@ expired states are refused). Pages are never cached and send no referrer. 404 wh
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Request
@@ -30,6 +30,19 @@ router = APIRouter(prefix="/integrations", tags=["integrations"])
 
 MAX_FORM_BYTES = 16_384
 HEADERS = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+
+
+def _html(description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"text/html": {"schema": {"type": "string"}}}}
+
+
+PAGES: dict[int | str, dict[str, Any]] = {
+    200: _html("A page saying the account is connected (or the paste form)."),
+    400: _html(
+        "A page saying why not: refused consent, unknown, used or expired link, refused token."
+    ),
+    404: _html("Integrations are not enabled."),
+}
 
 
 def _page(title: str, body: str, status: int = 200) -> HTMLResponse:
@@ -53,7 +66,7 @@ def _integrations(request: Request) -> Integrations | HTMLResponse:
     return integrations
 
 
-@router.get("/google/callback", response_class=HTMLResponse)
+@router.get("/google/callback", response_class=HTMLResponse, responses=PAGES)
 async def google_callback(
     request: Request, state: str = "", code: str = "", error: str = ""
 ) -> HTMLResponse:
@@ -94,7 +107,7 @@ def _form(service: str, state: str, problem: str = "") -> str:
     )
 
 
-@router.get("/{service}/paste", response_class=HTMLResponse)
+@router.get("/{service}/paste", response_class=HTMLResponse, responses=PAGES)
 async def paste_form(
     request: Request, service: Literal["notion", "slack"], state: str = ""
 ) -> HTMLResponse:
@@ -111,7 +124,11 @@ async def paste_form(
     return _page(f"Connect {service}", _form(service, state))
 
 
-@router.post("/{service}/paste", response_class=HTMLResponse)
+@router.post(
+    "/{service}/paste",
+    response_class=HTMLResponse,
+    responses={**PAGES, 413: _html("The form is larger than 16 KB.")},
+)
 async def paste_submit(request: Request, service: Literal["notion", "slack"]) -> HTMLResponse:
     """Check the pasted token with the service and store it."""
     found = _integrations(request)
