@@ -236,3 +236,14 @@ async def test_slack_channels_history_and_search(slack: Integrations, session: S
     assert "page 1 of 2 (2 matches); next page: page=2" in found.content
     missing = await call(slack, session, "slack_history", channel="C0NOPE")
     assert missing.is_error and "channel_not_found" in missing.content
+
+
+async def test_results_pass_the_scrubber(
+    slack: Integrations, session: SessionRef, fake: FakeIntegrationsServer
+) -> None:
+    leaked = f"my token is {SLACK_TOKEN} oops"
+    fake.data.channel_messages["C0RANDOM"] = [
+        {"type": "message", "user": "U0ANNA", "text": leaked, "ts": "1795766400.000300"}
+    ]
+    result = await call(slack, session, "slack_history", channel="C0RANDOM")
+    assert "my token is" in result.content and SLACK_TOKEN not in result.content

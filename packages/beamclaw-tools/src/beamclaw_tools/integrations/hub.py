@@ -43,6 +43,7 @@ from beamclaw_tools.integrations.tokens import (
     Service,
     StoredToken,
 )
+from beamclaw_tools.types import Tool
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ class Integrations:
         self.api = ApiClient(settings, self.credentials, sleep=sleep)
         self.context = IntegrationContext(settings, self.api)
 
-    def tools(self) -> list[Any]:
+    def tools(self) -> list[Tool]:
         """The service tools plus ``integrations_connect`` and ``integrations_status``."""
         service_tools: list[IntegrationTool[Any]] = [
             *gmail_tools(self.context),
