@@ -8,6 +8,7 @@ the page token as ``next_cursor``; reading answers headers and the text body (th
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from typing import Any
 from urllib.parse import quote
@@ -114,15 +115,18 @@ class GmailSearchTool(IntegrationTool[GmailSearchArgs]):
         ids = [str(m.get("id")) for m in as_list(listing.get("messages")) if m.get("id")]
         if not ids:
             return ToolOutput.ok(f"no messages match {args.query!r}")
-        lines: list[str] = []
-        for message_id in ids:
-            message = await self.context.api.call(
-                "google",
-                "GET",
-                f"{base}/users/me/messages/{quote(message_id, safe='')}",
-                params={"format": "metadata", "metadataHeaders": list(SUMMARY_HEADERS)},
+        messages = await asyncio.gather(
+            *(
+                self.context.api.call(
+                    "google",
+                    "GET",
+                    f"{base}/users/me/messages/{quote(message_id, safe='')}",
+                    params={"format": "metadata", "metadataHeaders": list(SUMMARY_HEADERS)},
+                )
+                for message_id in ids
             )
-            lines.append(summary_line(message))
+        )
+        lines = [summary_line(message) for message in messages]
         cursor = listing.get("nextPageToken")
         cursor = cursor if isinstance(cursor, str) else None
         text = "\n".join(lines) + next_page(cursor)

@@ -24,7 +24,7 @@ from beamclaw_tools.integrations.calendar import calendar_tools
 from beamclaw_tools.integrations.client import ApiClient, Sleep
 from beamclaw_tools.integrations.connect import ConnectTool, StatusTool
 from beamclaw_tools.integrations.credentials import Credentials
-from beamclaw_tools.integrations.errors import OAuthError
+from beamclaw_tools.integrations.errors import IntegrationError, OAuthError
 from beamclaw_tools.integrations.gmail import gmail_tools
 from beamclaw_tools.integrations.google_oauth import GoogleOAuth
 from beamclaw_tools.integrations.notion import notion_tools
@@ -151,7 +151,18 @@ class Integrations:
 
     async def complete_google(self, state: str, code: str) -> StoredToken:
         """The OAuth callback: trade the code, store the tokens."""
-        return await self.google.complete(state, code)
+        token = await self.google.complete(state, code)
+        try:  # whose mailbox: shown by `integrations list` and integrations_status
+            base = self.settings.google.gmail_base_url.rstrip("/")
+            profile = await self.api.call("google", "GET", f"{base}/users/me/profile")
+        except IntegrationError:
+            return token
+        address = profile.get("emailAddress")
+        if not isinstance(address, str) or not address:
+            return token
+        named = token.model_copy(update={"account": address})
+        self.store.put(named)
+        return named
 
     async def save_pasted(self, service: PastedService, token: str) -> StoredToken:
         """Check a pasted token with its service and store it encrypted."""

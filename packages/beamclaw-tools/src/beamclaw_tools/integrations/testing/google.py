@@ -203,6 +203,18 @@ def google_routes(data: FakeData) -> list[tuple[str, str, Any]]:
             )
         return web.json_response(message)
 
+    async def profile(request: web.Request) -> web.StreamResponse:
+        if not authorised(request):
+            return web.json_response(GOOGLE_UNAUTHENTICATED, status=401)
+        return web.json_response(
+            {
+                "emailAddress": "me@example.org",
+                "messagesTotal": len(data.messages),
+                "threadsTotal": len(data.messages),
+                "historyId": "4242",
+            }
+        )
+
     async def labels_list(request: web.Request) -> web.StreamResponse:
         if not authorised(request):
             return web.json_response(GOOGLE_UNAUTHENTICATED, status=401)
@@ -295,6 +307,7 @@ def google_routes(data: FakeData) -> list[tuple[str, str, Any]]:
         ("GET", "/gmail/v1/users/me/messages", messages_list),
         ("GET", "/gmail/v1/users/me/messages/{id}", messages_get),
         ("GET", "/gmail/v1/users/me/labels", labels_list),
+        ("GET", "/gmail/v1/users/me/profile", profile),
         ("GET", "/calendar/v3/calendars/{calendar}/events", events_list),
         ("GET", "/calendar/v3/calendars/{calendar}/events/{id}", events_get),
         ("POST", "/calendar/v3/freeBusy", freebusy),
