@@ -91,3 +91,44 @@ def test_pending_states_are_used_once_and_expire(tmp_path: Path) -> None:
     assert store.take_pending("s1", now=120.0, ttl=60.0) is None
     assert store.take_pending("s2", now=161.0, ttl=60.0) is None
     assert b"v" * 43 not in store.path.read_bytes()
+
+
+_WRITER = """
+import sys
+from pathlib import Path
+from pydantic import SecretStr
+from beamclaw_tools.integrations import StoredToken, TokenStore
+
+store = TokenStore(Path(sys.argv[1]), Path(sys.argv[2]))
+n = 0
+while True:
+    n += 1
+    store.put(StoredToken(service="slack", access_token=SecretStr(f"xoxp-{n:012d}-abcdef"), obtained_at=n))
+    if n == 1:
+        print("ready", flush=True)  # one write is durable; the next ones race the kill
+"""
+
+
+def test_a_kill_9_mid_write_leaves_a_readable_store(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    store = TokenStore(tmp_path / "t.enc", tmp_path / "k.key")
+    store.put(_token())
+    for _ in range(3):
+        child = subprocess.Popen(
+            [sys.executable, "-c", _WRITER, str(store.path), str(store.key_path)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        time.sleep(0.3)
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        child.stdout.close()
+        content = TokenStore(store.path, store.key_path).load()
+        assert content.tokens["google"] == _token()
+        slack = content.tokens["slack"].access_token.get_secret_value()
+        assert slack.startswith("xoxp-")
