@@ -13,6 +13,7 @@ expired states are refused). Pages are never cached and send no referrer. 404 wh
 
 from __future__ import annotations
 
+import asyncio
 import html
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import parse_qs
@@ -115,7 +116,7 @@ async def paste_form(
     found = _integrations(request)
     if isinstance(found, HTMLResponse):
         return found
-    if not found.paste_form_valid(service, state):
+    if not await asyncio.to_thread(found.paste_form_valid, service, state):
         return _page(
             f"Connect {service}",
             "<p>This link is unknown, used or expired: ask for a new one.</p>",
@@ -143,7 +144,7 @@ async def paste_submit(request: Request, service: Literal["notion", "slack"]) ->
     try:
         stored = await found.complete_paste(service, state, token)
     except IntegrationError as e:
-        if not found.paste_form_valid(service, state):
+        if not await asyncio.to_thread(found.paste_form_valid, service, state):
             return _page(f"Connect {service}", f"<p>{html.escape(str(e))}</p>", 400)
         return _page(f"Connect {service}", _form(service, state, str(e)), 400)
     who = f" ({html.escape(stored.account)})" if stored.account else ""

@@ -9,6 +9,7 @@ conversation, so it can reach neither the model nor the logs.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -55,7 +56,8 @@ class ConnectTool(TypedTool[ConnectArgs]):
             known = ", ".join(sorted(set(ALIASES)))
             return ToolOutput.error(f"unknown service {args.service!r} (known: {known})")
         try:
-            return ToolOutput.ok(self._integrations.connect_instructions(service))
+            instructions = await asyncio.to_thread(self._integrations.connect_instructions, service)
+            return ToolOutput.ok(instructions)
         except IntegrationError as e:
             return ToolOutput.error(str(e))
 
@@ -88,7 +90,7 @@ class StatusTool(TypedTool[StatusArgs]):
 
     async def run(self, args: StatusArgs, session: SessionRef) -> ToolOutput:
         try:
-            connections = self._integrations.connections()
+            connections = await asyncio.to_thread(self._integrations.connections)
         except IntegrationError as e:
             return ToolOutput.error(str(e))
         lines: list[str] = []

@@ -1,6 +1,7 @@
 """Access tokens for API calls: the stored ones, refreshed before they expire.
 
-Invariant: at most one refresh per service runs at a time (concurrent tool calls wait
+The store's file I/O (a lock, a read, a decryption) runs in a worker thread, never on
+the event loop. Invariant: at most one refresh per service runs at a time (concurrent tool calls wait
 for it and reuse its result); a Google token expiring within ``refresh_margin_seconds``
 is refreshed before use, and a refused refresh asks the person to reconnect.
 """
@@ -35,21 +36,21 @@ class Credentials:
         self._clock = clock
         self._refreshing = asyncio.Lock()
 
-    def _stored(self, service: Service) -> StoredToken:
-        token = self._store.get(service)
+    async def _stored(self, service: Service) -> StoredToken:
+        token = await asyncio.to_thread(self._store.get, service)
         if token is None:
             raise NotConnectedError(service)
         return token
 
     async def access_token(self, service: Service, *, force_refresh: bool = False) -> str:
         """A usable access token for ``service`` (refreshed first when needed)."""
-        token = self._stored(service)
+        token = await self._stored(service)
         margin = self._settings.refresh_margin_seconds
         if force_refresh or needs_refresh(token, now=self._clock(), margin=margin):
             if service != "google":
                 raise ReconnectRequiredError(service, "the token expired")
             async with self._refreshing:
-                current = self._stored(service)
+                current = await self._stored(service)
                 stale = current.access_token == token.access_token
                 if stale and (
                     force_refresh or needs_refresh(current, now=self._clock(), margin=margin)

@@ -8,6 +8,7 @@ expires); ``refresh`` and ``revoke`` talk to the token and revocation endpoints.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import secrets
 import time
@@ -111,8 +112,11 @@ class GoogleOAuth:
 
     async def complete(self, state: str, code: str) -> StoredToken:
         """Trade the callback's ``code`` for tokens and store them."""
-        pending = self._store.take_pending(
-            state, now=self._clock(), ttl=self._settings.pending_ttl_seconds
+        pending = await asyncio.to_thread(
+            self._store.take_pending,
+            state,
+            now=self._clock(),
+            ttl=self._settings.pending_ttl_seconds,
         )
         if (
             pending is None
@@ -133,7 +137,7 @@ class GoogleOAuth:
         )
         status, body = await self._post(self._google.token_url, form)
         token = oauth.token_from_response(status, body, now=self._clock())
-        self._store.put(token)
+        await asyncio.to_thread(self._store.put, token)
         return token
 
     async def refresh(self, token: StoredToken) -> StoredToken:
@@ -150,7 +154,7 @@ class GoogleOAuth:
         )
         status, body = await self._post(self._google.token_url, form)
         fresh = oauth.token_from_response(status, body, now=self._clock(), previous=token)
-        self._store.put(fresh)
+        await asyncio.to_thread(self._store.put, fresh)
         return fresh
 
     async def revoke(self, token: StoredToken) -> bool:

@@ -143,10 +143,15 @@ class Integrations:
 
         The link is used up only by a token the service accepted (a typo can be retried).
         """
-        if not self.paste_form_valid(service, state):
+        if not await asyncio.to_thread(self.paste_form_valid, service, state):
             raise OAuthError(service, "this link is unknown, used or expired: ask for a new one")
         stored = await self.save_pasted(service, token)
-        self.store.take_pending(state, now=self._clock(), ttl=self.settings.pending_ttl_seconds)
+        await asyncio.to_thread(
+            self.store.take_pending,
+            state,
+            now=self._clock(),
+            ttl=self.settings.pending_ttl_seconds,
+        )
         return stored
 
     async def complete_google(self, state: str, code: str) -> StoredToken:
@@ -161,7 +166,7 @@ class Integrations:
         if not isinstance(address, str) or not address:
             return token
         named = token.model_copy(update={"account": address})
-        self.store.put(named)
+        await asyncio.to_thread(self.store.put, named)
         return named
 
     async def save_pasted(self, service: PastedService, token: str) -> StoredToken:
@@ -176,7 +181,7 @@ class Integrations:
             obtained_at=self._clock(),
             account=account,
         )
-        self.store.put(stored)
+        await asyncio.to_thread(self.store.put, stored)
         return stored
 
     # ---------------------------------------------------------------- listing, revoking
@@ -203,7 +208,7 @@ class Integrations:
 
     async def revoke(self, service: Service) -> Revocation:
         """Revoke the grant at the service (where it can be) and forget the token."""
-        token = self.store.get(service)
+        token = await asyncio.to_thread(self.store.get, service)
         if token is None:
             return Revocation(service, removed=False, remote="not connected")
         remote = "not supported"
@@ -211,7 +216,7 @@ class Integrations:
             remote = "confirmed" if await self.google.revoke(token) else "failed"
         elif service == "slack":
             remote = "confirmed" if await self._revoke_slack(token) else "failed"
-        self.store.remove(service)
+        await asyncio.to_thread(self.store.remove, service)
         return Revocation(service, removed=True, remote=remote)
 
     async def _revoke_slack(self, token: StoredToken) -> bool:
