@@ -151,3 +151,23 @@ async def test_an_unreachable_service_is_a_clear_message(
     await fake.stop()
     result = await call(hub, session, "slack_channels")
     assert result.is_error and "cannot reach slack: ConnectError" in result.content
+
+
+async def test_a_grant_missing_a_scope_asks_to_reconnect(
+    google: Integrations, session: SessionRef, fake: FakeIntegrationsServer
+) -> None:
+    scopes = FakeFault(
+        403,
+        {
+            "error": {
+                "code": 403,
+                "message": "Request had insufficient authentication scopes.",
+                "status": "PERMISSION_DENIED",
+            }
+        },
+    )
+    fake.fail("calendar", scopes, scopes)  # a refresh (tried once) does not add a scope
+    result = await call(google, session, "calendar_event", event_id="evt001")
+    assert result.is_error
+    assert "insufficient authentication scopes" in result.content
+    assert "please reconnect" in result.content

@@ -87,6 +87,9 @@ def decode_answer(
     data = cast(Mapping[str, Any], decoded) if isinstance(decoded, Mapping) else None
     if status == 401:
         raise ReconnectRequiredError(service, _detail(data or {}, "HTTP 401 unauthorised"))
+    if status == 403 and "insufficient authentication scopes" in text.lower():
+        # Google: the grant lacks a scope (consent narrowed, or an older grant)
+        raise ReconnectRequiredError(service, _detail(data or {}, "insufficient scopes"))
     if status >= 400:
         raise ServiceError(service, status, _detail(data or {}, text.strip()[:200] or "no detail"))
     if data is None:
