@@ -19,6 +19,8 @@ confined to the agent workspace, outputs capped). Example::
     api_key = { env = "BRAVE_API_KEY" }
     [tools.agents.researcher]
     deny = ["bash", "terminal", "write_*"]
+    [tools.integrations]          # read-only Gmail, Calendar, Notion, Slack
+    enabled = true
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pathlib import Path
 from pydantic import Field
 
 from beamclaw_obs import Secret, Section
+from beamclaw_tools.integrations.settings import IntegrationsSettings
 
 DEFAULT_MAX_OUTPUT_CHARS = 30_000
 
@@ -161,3 +164,4 @@ class ToolsSettings(Section):
     files: FileToolsSettings = Field(default_factory=FileToolsSettings)
     keyword_search: KeywordSearchSettings = Field(default_factory=KeywordSearchSettings)
     jq: JqSettings = Field(default_factory=JqSettings)
+    integrations: IntegrationsSettings = Field(default_factory=IntegrationsSettings)
