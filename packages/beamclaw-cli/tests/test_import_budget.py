@@ -118,6 +118,13 @@ def test_help_skips_pydantic_and_package_metadata(beamclaw_home: Path) -> None:
     assert loaded_heavy(["--help"], beamclaw_home, ("importlib.metadata", "pydantic")) == []
 
 
+def test_version_skips_pydantic(beamclaw_home: Path) -> None:
+    """typer 0.29 imports pydantic and builds a TypeAdapter per parameter of the command
+    it runs (0.1-0.3 s on every command); the CLI pins typer below it, and ``version``
+    needs no model of its own."""
+    assert loaded_heavy(["version"], beamclaw_home, ("pydantic",)) == []
+
+
 def test_the_budget_can_fail(beamclaw_home: Path) -> None:
     """The probe sees a heavy import when a command truly needs one (the database)."""
     assert "sqlalchemy" in loaded_heavy(["sessions", "list"], beamclaw_home)

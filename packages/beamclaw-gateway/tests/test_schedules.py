@@ -245,6 +245,7 @@ async def test_an_idle_heartbeat_makes_zero_upstream_calls(beamclaw_home: Path) 
         }
         config.core.default_provider = "fake"
         config.scheduler.heartbeat.every_seconds = 1
+        config.scheduler.heartbeat.model = "m-cheap"
         async with (
             live_gateway(None, config) as gw,
             httpx.AsyncClient(base_url=gw.base_url) as c,
@@ -265,4 +266,5 @@ async def test_an_idle_heartbeat_makes_zero_upstream_calls(beamclaw_home: Path) 
     assert scheduler["status"] == "up" and "next fire" in scheduler["detail"]
     assert scheduler["heartbeats"]["default"]["last_skip"] == "no_tasks"
     assert "check the build" in json.dumps(upstream.requests[0].body)
+    assert upstream.requests[0].body["model"] == "m-cheap", "the heartbeat's own model"
     assert [s for s in sessions if s["session_id"].startswith("heartbeat-")] == []

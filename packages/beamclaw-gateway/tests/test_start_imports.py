@@ -3,7 +3,7 @@ the core, and not the stacks that serve later or only when configured — the pr
 clients (warmed in a thread once ready), vectors and BM25 (first memory search), Alembic
 (a database behind its heads), HTML parsing (first web fetch), detect-secrets (read from
 the shipped table), the ``limits`` library (Redis rate-limit storage only), SQLAlchemy's
-PostgreSQL dialect (a PostgreSQL database), YAML (the first skill), jq (its tool's first
+PostgreSQL dialect and its asyncio layer with the ORM (a PostgreSQL database), YAML (the first skill), jq (its tool's first
 call), Playwright (the first browser call). A list of module names, never a time."""
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ LATER = (
     "playwright",
     "rich",
     "sqlalchemy.dialects.postgresql",
+    "sqlalchemy.ext.asyncio",
+    "sqlalchemy.orm",
     "textual",
     "yaml",
 )

@@ -298,3 +298,21 @@ async def test_a_settled_workspace_still_sees_edits_and_deletions(
     assert removed.sources_removed == 1
     assert (await memory.search(AGENT, "coffee harbour")).hits == ()
     await memory.aclose()
+
+
+async def test_a_transcript_lookup_reads_the_new_chunks_keys_only(
+    make_service: ServiceFactory,
+) -> None:
+    """The indexer's lookup before writing a batch follows the batch, not the session's
+    length (issue 18: a turn costs the same at message 20 and message 2,000)."""
+    memory = make_service()
+    history = [("s1", seq, "user", f"message number {seq} about topic {seq}") for seq in range(40)]
+    await memory.index_transcript(AGENT, history)
+    stored = await memory.rows.hashes_for_sources(AGENT, ["session:s1"])
+    assert len(stored) == 40
+    new_keys = list(stored)[:2]
+    found = await memory.rows.hashes_for_keys(AGENT, [*new_keys, "@session:s1:nope"])
+    assert found == {k: stored[k] for k in new_keys}
+    grown = await memory.index_transcript(AGENT, [("s1", 40, "assistant", "the answer")])
+    assert (grown.sources_changed, grown.chunks_written) == (1, 1)
+    await memory.aclose()

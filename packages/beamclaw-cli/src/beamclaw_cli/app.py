@@ -36,6 +36,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ui",
     "scheduler",
     "sandbox",
+    "integrations",
 )
 
 app = typer.Typer(

@@ -37,6 +37,9 @@ class HeartbeatSettings(Section):
     """``"08:00-22:00"``: beat only inside this window of the person's local time
     (``[core] timezone``, else USER.md); ``"22:00-06:00"`` wraps past midnight. Unset:
     all day."""
+    model: str | None = None
+    """A cheaper model of the agent's provider for beats (e.g. ``"gpt-4o-mini"``); the
+    person's turns keep the agent's model. Unset: the agent's model."""
     deliver_to: str = "silent"
     """Where an answer that is not ``HEARTBEAT_OK`` goes: ``telegram:<chat>``,
     ``webhook:<name>``, ``ws:<session>`` or ``silent`` (kept in the heartbeat session's

@@ -258,6 +258,7 @@ class Core:
         session_id: str | None = None,
         drafts: bool = True,
         scheduled: bool = False,
+        model: str | None = None,
     ) -> TurnHandle:
         """Send a message (or an in-chat command) and get the handle of its turn.
 
@@ -271,6 +272,9 @@ class Core:
 
         ``scheduled``: the scheduler sends it (a job, a heartbeat), not a person; in
         ``collect`` mode it is never merged with queued messages of people.
+
+        ``model``: answer this turn with that model of the agent's provider (a heartbeat's
+        cheaper model); None: the agent's own.
 
         Raises:
             AttachmentError: an image of ``content`` breaks ``[core.attachments]``
@@ -286,6 +290,7 @@ class Core:
                 channel=address.channel,
                 drafts=drafts,
                 scheduled=scheduled,
+                model=model,
             )
         finally:
             self._usage.unpin(lane.id)

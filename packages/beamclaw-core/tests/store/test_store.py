@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -165,3 +166,27 @@ def test_session_ids_follow_the_seed() -> None:
     assert derive_session_id("tg:1", "default", "tui", "per_channel") != derive_session_id(
         "tg:1", "default", "telegram", "per_channel"
     )
+
+
+async def test_a_history_page_reads_the_page_and_counts_without_markers(
+    store: ConversationStore,
+) -> None:
+    await store.ensure("p", agent_id="a", user_id="u", channel=None, now=1.0)
+    await store.commit("p", Idle(), [Message.user(f"m{i}") for i in range(1, 4)], now=1.1)
+    reset_seq = await store.append_marker("p", RESET, {"reason": "test"}, now=1.2)
+    await store.commit("p", Idle(), [Message.user(f"m{i}") for i in range(4, 7)], now=1.3)
+
+    def texts(rows: list[Any]) -> list[str]:
+        return [r.message.text for r in rows]
+
+    rows, older, total = await store.message_page("p", limit=2)
+    assert (texts(rows), older, total) == (["m5", "m6"], 6, 6)
+    rows, older, total = await store.message_page("p", limit=2, before_seq=rows[0].seq)
+    assert (texts(rows), older, total) == (["m3", "m4"], 4, 6)
+    assert reset_seq not in [r.seq for r in rows], "markers are not messages"
+    rows, older, _ = await store.message_page("p", limit=10, before_seq=rows[0].seq)
+    assert (texts(rows), older) == (["m1", "m2"], 2)
+    everything, _, _ = await store.message_page("p", limit=None)
+    assert texts(everything) == [f"m{i}" for i in range(1, 7)]
+    assert (await store.message_page("p", limit=0))[0] == []
+    assert await store.message_page("nobody", limit=5) == ([], 0, 0)

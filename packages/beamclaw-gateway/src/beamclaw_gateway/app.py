@@ -29,6 +29,7 @@ from beamclaw_gateway.routes_api import router as api_router
 from beamclaw_gateway.routes_approvals import router as approvals_router
 from beamclaw_gateway.routes_health import router as health_router
 from beamclaw_gateway.routes_identities import router as identities_router
+from beamclaw_gateway.routes_integrations import router as integrations_router
 from beamclaw_gateway.routes_openai import router as openai_router
 from beamclaw_gateway.routes_pairing import router as pairing_router
 from beamclaw_gateway.routes_schedules import router as schedules_router
@@ -155,6 +156,7 @@ def create_app(runtime: GatewayRuntime) -> FastAPI:
     app.include_router(telegram_router)  # before /webhook/{source}: "telegram" is reserved
     app.include_router(webhooks_router)
     app.include_router(a2a_router)
+    app.include_router(integrations_router)
     app.include_router(ui_router)
     _document_errors(app)
     app.add_middleware(

@@ -30,6 +30,7 @@ from beamclaw_tools import (
 if TYPE_CHECKING:
     from beamclaw_core.sessions import SessionEnd
     from beamclaw_sandbox import Sandbox
+    from beamclaw_tools.integrations import Integrations
 
 HOST_SHELL_TOOLS = ("bash", "terminal")
 """Withdrawn while ``[sandbox] enabled`` (unless ``allow_host_shell``): code runs in the
@@ -102,6 +103,13 @@ class AgentSystem:
             extra=browser_tools(self.browser) if self.browser is not None else (),
         )
         self.mcp = MCPManager(config.mcp, sink=self.tools)
+        self.integrations: Integrations | None = None
+        if config.tools.integrations.enabled:
+            # imported only when enabled: httpx and cryptography are not a start-up cost
+            from beamclaw_tools.integrations import Integrations
+
+            self.integrations = Integrations(config.tools.integrations, home=beamclaw_home())
+            self.tools.register_many(self.integrations.tools())
         self._providers = ProviderCache(config.core, config.agents)
         self.core = Core.create(
             config.core,

@@ -178,6 +178,7 @@ class Heartbeats:
                     approval_mode="deny",
                     drafts=False,
                     scheduled=True,
+                    model=settings.model,
                 )
             )
             result = await turn.result()

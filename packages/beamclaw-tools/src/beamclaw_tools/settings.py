@@ -21,6 +21,8 @@ confined to the agent workspace, outputs capped). Example::
     idle_close_seconds = 600
     [tools.agents.researcher]
     deny = ["bash", "terminal", "write_*"]
+    [tools.integrations]          # read-only Gmail, Calendar, Notion, Slack
+    enabled = true
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pathlib import Path
 from pydantic import Field
 
 from beamclaw_obs import Secret, Section
+from beamclaw_tools.integrations.settings import IntegrationsSettings
 
 DEFAULT_MAX_OUTPUT_CHARS = 30_000
 
@@ -198,3 +201,4 @@ class ToolsSettings(Section):
     keyword_search: KeywordSearchSettings = Field(default_factory=KeywordSearchSettings)
     jq: JqSettings = Field(default_factory=JqSettings)
     browser: BrowserSettings = Field(default_factory=BrowserSettings)
+    integrations: IntegrationsSettings = Field(default_factory=IntegrationsSettings)

@@ -110,6 +110,7 @@ class LocalConversation:
             session_id=request.session_id,
             drafts=request.drafts,
             scheduled=request.scheduled,
+            model=request.model,
         )
         turn = DetachedTurn(handle.session_id, handle.turn_id)
 
@@ -174,13 +175,13 @@ class LocalConversation:
         if await core.store.get(session_id) is None:
             raise UnknownSessionError(session_id)
         event_seq = await core.event_seq(session_id)
-        rows = [r for r in await core.store.messages(session_id) if r.message is not None]
-        older = [r for r in rows if before_seq is None or r.seq < before_seq]
-        page = older if limit is None else older[max(0, len(older) - limit) :] if limit > 0 else []
-        entries = tuple(
-            HistoryEntry(r.seq, r.message, r.created_at) for r in page if r.message is not None
+        rows, older, total = await core.store.message_page(
+            session_id, limit=limit, before_seq=before_seq
         )
-        return HistoryPage(session_id, entries, len(older) > len(entries), len(rows), event_seq)
+        entries = tuple(
+            HistoryEntry(r.seq, r.message, r.created_at) for r in rows if r.message is not None
+        )
+        return HistoryPage(session_id, entries, older > len(entries), total, event_seq)
 
     async def info(self, session_id: str) -> SessionInfo:
         return await self._core().status(session_id)

@@ -55,6 +55,9 @@ class TurnRequest:
     scheduled: bool = False
     """The scheduler sends it (a job, a heartbeat), not a person: it is never merged with
     people's queued messages (``collect`` mode)."""
+    model: str | None = None
+    """A model of the agent's provider for this turn only (a heartbeat's cheaper model);
+    None: the agent's configured one. Kept with the turn, so a recovered turn uses it too."""
 
 
 @dataclass(frozen=True, slots=True)

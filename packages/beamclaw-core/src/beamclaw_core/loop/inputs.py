@@ -26,6 +26,8 @@ class UserMessage:
     ts: float
     budget_remaining_usd: float | None = None
     """Today's remaining cost budget of the agent; None when no budget is configured."""
+    model: str | None = None
+    """The turn's model override (a heartbeat's cheaper model); None: the agent's."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -122,7 +122,12 @@ def _refusal(state: State, event: Input) -> str:
 
 def _start(state: Idle | Error, ctx: LoopContext, ev: UserMessage) -> Transition:
     """Start a turn: persist the user message, then measure the context (or stop at the budget)."""
-    turn = Turn(turn_id=ev.turn_id, started_at=ev.ts, budget_remaining_usd=ev.budget_remaining_usd)
+    turn = Turn(
+        turn_id=ev.turn_id,
+        started_at=ev.ts,
+        budget_remaining_usd=ev.budget_remaining_usd,
+        requested_model=ev.model,
+    )
     effects: list[Effect] = [
         PersistMessage(ev.message),
         NotifyClient(Accepted(ctx.conversation_id, turn.turn_id)),

@@ -37,6 +37,9 @@ class Turn(_Frozen):
     """A context overflow was already answered by compaction (retried once only)."""
     budget_remaining_usd: float | None = None
     """What the agent's daily cost budget had left when the turn started (None: no budget)."""
+    requested_model: str | None = None
+    """The model the turn was asked to use (``UserMessage.model``), kept so a turn recovered
+    after a crash asks the same model; None: the agent's."""
 
 
 class SubAgentOutcome(_Frozen):
@@ -176,6 +179,13 @@ _STATE_ADAPTER: TypeAdapter[State] = TypeAdapter(State)
 def is_busy(state: State) -> bool:
     """True while a turn is in progress (neither ``Idle`` nor ``Error``)."""
     return not isinstance(state, Idle | Error)
+
+
+def turn_model(state: State) -> str | None:
+    """The model override of the turn in progress (None: none, or no turn)."""
+    if isinstance(state, Idle | Error):
+        return None
+    return state.turn.requested_model
 
 
 def recovery_form(state: State) -> State:

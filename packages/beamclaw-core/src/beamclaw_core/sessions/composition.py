@@ -146,6 +146,7 @@ def lane_ports(
     allow_tool: Callable[[str], Awaitable[None]],
     compact: CompactFn,
     submit: Callable[[str, bool], None],
+    model: str | None = None,
 ) -> LoopDeps:
     """The ports of one turn executor of the lane of ``session``.
 
@@ -163,6 +164,7 @@ def lane_ports(
             context_window=rt.context_window_for(provider),
             coalesce_seconds=rt.settings.agentic_loop.stream_coalesce_ms / 1000,
             live=wants_drafts,
+            model=model,
         ),
         tools=RegistryTools(
             registry=rt.tools,

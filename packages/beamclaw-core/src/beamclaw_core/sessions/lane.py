@@ -39,7 +39,7 @@ from beamclaw_core.loop.inputs import (
     UserMessage,
 )
 from beamclaw_core.loop.ports import LoopDeps
-from beamclaw_core.loop.states import AwaitingApproval, Error, Idle, State, is_busy
+from beamclaw_core.loop.states import AwaitingApproval, Error, Idle, State, is_busy, turn_model
 from beamclaw_core.loop.turn_events import Dropped, Notice, TurnError, TurnEvent
 from beamclaw_core.sessions.bus import Subscription, TurnHandle
 from beamclaw_core.sessions.commands import parse_command, run_command
@@ -114,6 +114,7 @@ class SessionLane:
         channel: str | None = None,
         drafts: bool = True,
         scheduled: bool = False,
+        model: str | None = None,
     ) -> TurnHandle:
         """Queue a message (a command acts at once); returns its handle, subscribed before
         anything can happen, once the message is durable: stored in the queue behind a
@@ -121,7 +122,8 @@ class SessionLane:
         (:mod:`~beamclaw_core.sessions.receipts`).
 
         ``drafts``: the sender wants the answer as it streams; see :meth:`Core.send`.
-        ``scheduled``: the scheduler sent it (``collect`` never merges it with another)."""
+        ``scheduled``: the scheduler sent it (``collect`` never merges it with another).
+        ``model``: the turn's model override (None: the agent's model)."""
         now = self.rt.clock()
         run_id = uuid.uuid4().hex
         handle = self.publisher.open(run_id, drafts)
@@ -141,6 +143,7 @@ class SessionLane:
             channel or self.channel,
             queued_behind=behind,
             scheduled=scheduled,
+            model=model,
             persisted=behind,
         )
         if isinstance(decision, HandOver):
@@ -286,7 +289,7 @@ class SessionLane:
         remaining = await self.rt.budget_left(self.agent_id, now)
         self.last_activity_at = now
         await self._run(
-            UserMessage(primary.id, turn_message(runs), now, remaining),
+            UserMessage(primary.id, turn_message(runs), now, remaining, primary.model),
             consumed=tuple(r.id for r in runs if r.persisted),
             accepted=lambda: self._queue.receipts.accept(runs),
         )
@@ -298,7 +301,8 @@ class SessionLane:
         accepted: Callable[[], None] | None = None,
     ) -> None:
         async with self._turn_lock:
-            executor = TurnExecutor(self.context(), self.state, self.deps())
+            model = first.model if isinstance(first, UserMessage) else turn_model(self.state)
+            executor = TurnExecutor(self.context(), self.state, self.deps(model))
             self.executor = executor
             try:
                 self.state = await executor.run(first, consumed_runs=consumed, on_commit=accepted)
@@ -344,7 +348,9 @@ class SessionLane:
             autonomy=self.rt.autonomy_for(self.agent_id),
         )
 
-    def deps(self) -> LoopDeps:
+    def deps(self, model: str | None = None) -> LoopDeps:
+        """The ports of a turn; ``model``: the turn's model override (None: the agent's)."""
+
         async def compact(reason: Literal["threshold", "overflow"], window: int) -> CompactionDone:
             return await compact_lane(self, window, reason=reason)
 
@@ -362,6 +368,7 @@ class SessionLane:
             allow_tool=self.allowlist.add,
             compact=compact,
             submit=submit,
+            model=model,
         )
 
     async def give_up(self, error: BaseException | None) -> None:

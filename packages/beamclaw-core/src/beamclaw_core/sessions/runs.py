@@ -40,6 +40,8 @@ class PendingRun:
     """It arrived while a turn was running (collect mode debounces such runs)."""
     scheduled: bool = False
     """Sent by the scheduler (a job, a heartbeat): never merged with another run."""
+    model: str | None = None
+    """This run's model override (:attr:`~beamclaw_core.conversation.TurnRequest.model`)."""
     persisted: bool = True
     """It is in the stored queue. A run handed straight to an idle lane is not: its turn's
     first commit is what makes it durable (``SessionLane.submit``)."""
@@ -62,6 +64,7 @@ class PendingRun:
             "channel": self.channel,
             "queued_behind": self.queued_behind,
             "scheduled": self.scheduled,
+            "model": self.model,
         }
 
     @classmethod
@@ -78,6 +81,7 @@ class PendingRun:
             data.get("channel"),
             bool(data.get("queued_behind", False)),
             bool(data.get("scheduled", False)),
+            data.get("model"),
         )
 
 

@@ -184,6 +184,16 @@ class ConversationStore:
             lambda unit: message_log.rows_after(unit, conversation_id, after_seq)
         )
 
+    async def message_page(
+        self, conversation_id: str, *, limit: int | None, before_seq: int | None = None
+    ) -> tuple[list[StoredMessage], int, int]:
+        """``(page, messages before before_seq, messages in all)``: the last ``limit``
+        messages before ``before_seq`` (markers left out), in order; cost follows the
+        page, not the history (:func:`message_log.page`)."""
+        return await self.db.read(
+            lambda unit: message_log.page(unit, conversation_id, limit, before_seq)
+        )
+
     async def messages_after(self, after: dict[str, int]) -> dict[str, list[StoredMessage]]:
         """:meth:`messages` of several conversations (each after its own ``seq``) in one
         read transaction."""

@@ -52,6 +52,53 @@ _ROWS_AFTER = Prepared(
     .order_by(messages.c.seq)
 )
 
+_PAGE = Prepared(
+    sa.select(messages.c.seq, messages.c.kind, messages.c.content, messages.c.created_at)
+    .where(
+        messages.c.conversation_id == sa.bindparam("b_id"),
+        messages.c.kind == MESSAGE,
+        messages.c.seq < sa.bindparam("b_before"),
+    )
+    .order_by(messages.c.seq.desc())
+    .limit(sa.bindparam("b_limit"))
+)
+_COUNT_BEFORE = Prepared(
+    sa.select(sa.func.count())
+    .select_from(messages)
+    .where(
+        messages.c.conversation_id == sa.bindparam("b_id"),
+        messages.c.kind == MESSAGE,
+        messages.c.seq < sa.bindparam("b_before"),
+    )
+)
+_NO_BOUND = 2**31 - 1
+"""``seq`` bound meaning "no upper bound" (a page with no ``before_seq``): the column is
+a 32-bit integer on PostgreSQL."""
+
+
+def page(
+    unit: Unit, conversation_id: str, limit: int | None, before: int | None
+) -> tuple[list[StoredMessage], int, int]:
+    """The last ``limit`` messages (no markers) before ``seq`` ``before``, in order, with
+    how many messages precede ``before`` and how many the conversation has: reads the
+    page and two counts, never the whole history (``limit`` None: every one)."""
+    bound = _NO_BOUND if before is None else before
+    params = {"b_id": conversation_id, "b_before": bound}
+    older = int(unit.rows(_COUNT_BEFORE, params)[0][0])
+    total = (
+        older
+        if before is None
+        else int(unit.rows(_COUNT_BEFORE, {"b_id": conversation_id, "b_before": _NO_BOUND})[0][0])
+    )
+    if limit is not None and limit <= 0:
+        return [], older, total
+    found = unit.rows(_PAGE, {**params, "b_limit": older if limit is None else limit})
+    rows = [
+        StoredMessage(seq, kind, Message.model_validate(content), {}, created)
+        for seq, kind, content, created in reversed(found)
+    ]
+    return rows, older, total
+
 
 def append(
     unit: Unit, conversation_id: str, rows: Sequence[Row], now: float, seq: int | None

@@ -81,6 +81,12 @@ class RowStore(Protocol):
         batch of sessions at once)."""
         ...
 
+    async def hashes_for_keys(self, agent_id: str, keys: Sequence[str]) -> dict[str, str]:
+        """``key -> content_hash`` of those of ``keys`` that are stored: a lookup whose
+        cost follows ``keys``, not the size of their sources (the transcript indexer
+        asks for the chunks of new messages only, whatever the session's length)."""
+        ...
+
     async def recent(
         self, agent_id: str, limit: int, category: MemoryCategory | None
     ) -> list[MemoryRow]: ...
@@ -166,6 +172,10 @@ class InMemoryRowStore:
             for k, r in self._agent(agent_id).items()
             if r.source in wanted and k.startswith("@")
         }
+
+    async def hashes_for_keys(self, agent_id: str, keys: Sequence[str]) -> dict[str, str]:
+        table = self._agent(agent_id)
+        return {k: table[k].content_hash for k in keys if k in table}
 
     async def recent(
         self, agent_id: str, limit: int, category: MemoryCategory | None

@@ -160,7 +160,9 @@ class SourceIndexer:
             ]
             for session_id, items in by_session.items()
         }
-        existing = await self._rows.hashes_for_sources(agent_id, list(chunks))
+        existing = await self._rows.hashes_for_keys(
+            agent_id, [k for pairs in chunks.values() for k, _ in pairs]
+        )
         fresh: list[tuple[str, str, str]] = []
         for source, pairs in chunks.items():
             report.sources_seen += 1

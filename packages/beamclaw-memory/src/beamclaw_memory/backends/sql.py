@@ -93,6 +93,20 @@ def _hashes_for_sources(unit: Unit, *, agent_id: str, sources: list[str]) -> dic
     return found
 
 
+_HASHES_FOR_KEYS = sa.select(t.c.key, t.c.content_hash).where(
+    t.c.agent_id == sa.bindparam("agent_id"),
+    t.c.key.in_(sa.bindparam("keys", expanding=True)),
+)
+
+
+def _hashes_for_keys(unit: Unit, *, agent_id: str, keys: list[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for start in range(0, len(keys), _BATCH):
+        params = {"agent_id": agent_id, "keys": keys[start : start + _BATCH]}
+        found.update({str(row[0]): row[1] for row in unit.execute(_HASHES_FOR_KEYS, params)})
+    return found
+
+
 @cache
 def _upsert_entries(dialect: str) -> Any:
     """INSERT of ``memory_entries`` rows that updates a row whose key exists (built once
@@ -235,6 +249,11 @@ class SqlRowStore:
             return {}
         work = partial(_hashes_for_sources, agent_id=agent_id, sources=list(sources))
         return await self._db.read(work)
+
+    async def hashes_for_keys(self, agent_id: str, keys: Sequence[str]) -> dict[str, str]:
+        if not keys:
+            return {}
+        return await self._db.read(partial(_hashes_for_keys, agent_id=agent_id, keys=list(keys)))
 
     async def recent(
         self, agent_id: str, limit: int, category: MemoryCategory | None
