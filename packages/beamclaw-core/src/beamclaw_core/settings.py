@@ -38,7 +38,7 @@ class AgenticLoopSettings(Section):
         " buffered by size"
     }
 
-    max_tool_iterations: int = Field(default=10, ge=1)
+    max_tool_iterations: int = Field(default=15, ge=1)
     compaction_threshold_pct: int = Field(default=80, ge=1, le=100)
     compaction_target_pct: int = Field(default=40, ge=1, le=100)
     stream_coalesce_ms: float = Field(default=5.0, ge=0)

@@ -55,7 +55,7 @@ class ApprovalRules:
 class LoopLimits:
     """Bounds of one turn (DESIGN.md §3 invariant 5) and retry/approval timing."""
 
-    max_tool_iterations: int = 10
+    max_tool_iterations: int = 15
     max_attempts: int = 3
     retry_base_delay: float = 1.0
     retry_max_delay: float = 30.0
