@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from beamclaw_tools.types import (
         Autonomy,
         ContentPart,
+        FilePart,
         ImagePart,
         SessionRef,
         TextPart,
@@ -137,6 +138,7 @@ else:
             "beamclaw_tools.types": (
                 "Autonomy",
                 "ContentPart",
+                "FilePart",
                 "ImagePart",
                 "SessionRef",
                 "TextPart",
@@ -160,6 +162,7 @@ __all__ = [
     "ContentPart",
     "FetchError",
     "FetchedResponse",
+    "FilePart",
     "FileToolsSettings",
     "HttpRequestSettings",
     "ImagePart",
