@@ -192,7 +192,7 @@ class TelegramChannel:
             bot_id=bot_id,
             username=username,
         )
-        delivery = Delivery(bot)
+        delivery = Delivery(bot, max_file_bytes=self.settings.max_file_bytes)
         followers = Followers(bot, delivery, self._core)
         updates = Updates(
             bot,

@@ -4,7 +4,8 @@ Invariants: every text goes through the outbox (:class:`~beamclaw_gateway.telegr
 Outbox`): a reply's ref is ``reply:<chat>:<message>``, so one message is answered once
 however many times it is answered; the live draft of the message answered is closed and
 its messages handed to the answer, which edits them into its own chunks. Attachments
-follow the text once Telegram took it (best effort, not persisted).
+(a tool's images and files) follow the text once Telegram took it
+(:mod:`~beamclaw_gateway.telegram.attachments`: best effort, not persisted).
 """
 
 from __future__ import annotations
@@ -14,16 +15,17 @@ import uuid
 from aiogram.types import Message
 
 from beamclaw_core.channels import Outbound, Receipt, UnknownTargetError
+from beamclaw_gateway.telegram.attachments import send_attachments
 from beamclaw_gateway.telegram.running import Running
 from beamclaw_gateway.telegram.updates import CHANNEL, parse_target, reply_target
-from beamclaw_tools import ImagePart
 
 
 class Delivery:
     """Sends what the bot says (see the module invariants)."""
 
-    def __init__(self, bot: Running) -> None:
+    def __init__(self, bot: Running, *, max_file_bytes: int) -> None:
         self._bot = bot
+        self._max_file_bytes = max_file_bytes
 
     async def reply(self, message: Message, text: str) -> None:
         """Answer ``message`` with ``text``."""
@@ -58,7 +60,7 @@ class Delivery:
             if after is not None and after.state == "failed":  # refused for good (no chat…)
                 raise UnknownTargetError(CHANNEL, target)
             return Receipt(CHANNEL, target, 0)  # pending: sent once Telegram takes it
-        for part in out.attachments:
-            if isinstance(part, ImagePart):
-                ids += (await bot.sender.photo(parsed.chat_id, part),)
+        ids += await send_attachments(
+            bot.sender, parsed.chat_id, out.attachments, max_file_bytes=self._max_file_bytes
+        )
         return Receipt(CHANNEL, target, 1 if ids else 0, tuple(str(i) for i in ids))
