@@ -193,7 +193,9 @@ class TelegramChannel:
             username=username,
         )
         delivery = Delivery(bot, max_file_bytes=self.settings.max_file_bytes)
-        followers = Followers(bot, delivery, self._core)
+        followers = Followers(
+            bot, delivery, self._core, interval=self.settings.edit_interval_seconds
+        )
         updates = Updates(
             bot,
             self.settings,

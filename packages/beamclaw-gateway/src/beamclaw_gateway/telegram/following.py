@@ -1,22 +1,40 @@
-"""Messages handed to their session by an earlier run, followed to their answer.
+"""Messages handed to their session by an earlier run, followed to their answer, and
+shown like live ones while their turn runs.
+
+A turn the core recovered at start (a restart while it ran, waited for an approval or
+sat in the queue) has no live sender any more: nobody watches its events and nobody
+asks its approvals. The follower of its message does both, from the session's event
+stream (:meth:`~beamclaw_core.api.Core.subscribe`): a typing indicator and the streamed
+draft (:class:`~beamclaw_gateway.telegram.drafts.DraftView`), and an approval the turn
+asks (again) as a prompt with inline buttons.
 
 Invariants: at most one follower per update; a follower answers its message once
 (through :class:`~beamclaw_gateway.telegram.delivery.Delivery`), with the committed
 answer, or :data:`~beamclaw_gateway.telegram.replies.RESTARTED` when the turn ended
 without one; a message its session never took is forgotten (its update marked
-``done``). Followers end with the run.
+``done``, its draft deleted). An approval is prompted once per request, whether it was
+asked before the follower subscribed (read from the pending approvals) or after. The
+draft shows the session's turn until it ends; a later turn of the session while the
+message still waits (it was queued behind) starts a fresh draft. Followers end with the
+run; the live view is best effort.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 
 from aiogram.types import Message, Update
+from loguru import logger
 
 from beamclaw_core.api import Core
+from beamclaw_core.errors import BeamclawCoreError
+from beamclaw_core.loop import ApprovalRequested, ApprovalResolved, TurnEvent
 from beamclaw_gateway.telegram.delivery import Delivery
-from beamclaw_gateway.telegram.recovery import follow_to_answer
+from beamclaw_gateway.telegram.drafts import DraftView
+from beamclaw_gateway.telegram.errors import TelegramChannelError
+from beamclaw_gateway.telegram.recovery import follow_to_answer, trace
 from beamclaw_gateway.telegram.replies import RESTARTED
 from beamclaw_gateway.telegram.running import Running
 from beamclaw_gateway.telegram.updates import reply_target
@@ -25,10 +43,18 @@ from beamclaw_gateway.telegram.updates import reply_target
 class Followers:
     """The followers of one run (see the module invariants)."""
 
-    def __init__(self, bot: Running, delivery: Delivery, core: Callable[[], Core]) -> None:
+    def __init__(
+        self,
+        bot: Running,
+        delivery: Delivery,
+        core: Callable[[], Core],
+        *,
+        interval: float,
+    ) -> None:
         self._bot = bot
         self._delivery = delivery
         self._core = core
+        self._interval = interval
         self._tasks: dict[int, asyncio.Task[None]] = {}
 
     def follow(
@@ -43,19 +69,8 @@ class Followers:
             message = Update.model_validate(payload).message
         if message is None or update_id in self._tasks:
             return
-        found = message
-
-        async def reply(text: str) -> None:
-            await self._delivery.reply(found, text)
-
-        async def forget() -> None:
-            await self._bot.log.mark(update_id, "done")
-
-        ref = reply_target(message.chat.id, message.message_id)
-        follow = follow_to_answer(
-            self._core, session_id, ref, reply=reply, forget=forget, restarted=RESTARTED
-        )
-        task = asyncio.get_running_loop().create_task(follow, name="telegram-follow")
+        work = self._follow(update_id, session_id, message)
+        task = asyncio.get_running_loop().create_task(work, name="telegram-follow")
         self._tasks[update_id] = task
         task.add_done_callback(lambda _t: self._tasks.pop(update_id, None))
 
@@ -65,3 +80,78 @@ class Followers:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self._tasks.clear()
+
+    async def _follow(self, update_id: int, session_id: str, message: Message) -> None:
+        target = reply_target(message.chat.id, message.message_id)
+
+        async def reply(text: str) -> None:
+            await self._delivery.reply(message, text)
+
+        async def forget() -> None:
+            await self._bot.log.mark(update_id, "done")
+
+        live = asyncio.get_running_loop().create_task(
+            self._show(session_id, message, target), name="telegram-follow-view"
+        )
+        try:
+            await follow_to_answer(
+                self._core, session_id, target, reply=reply, forget=forget, restarted=RESTARTED
+            )
+        finally:
+            live.cancel()
+            await asyncio.gather(live, return_exceptions=True)
+            # the answer took the view and its drafts; what is left is stale (forgotten)
+            for draft in await self._bot.take_view(target):
+                await self._bot.sender.delete(message.chat.id, draft)
+
+    async def _show(self, session_id: str, message: Message, target: str) -> None:
+        """Show the session's turn in the chat until cancelled (see the module invariants)."""
+        core = self._core()
+        try:
+            events = await core.subscribe(session_id)
+        except BeamclawCoreError as exc:
+            logger.info("telegram: no live view of recovered {}: {}", session_id, exc)
+            return
+        try:
+            view = self._start_view(message, target)
+            for pending in await core.pending_approvals(session_id):
+                request = ApprovalRequested(
+                    session_id, None, pending.request_id, pending.tool, dict(pending.args)
+                )
+                await self._ask(message, request)
+            async for event in events:
+                await self._on_event(message, event, view)
+                if event.terminal:
+                    view = await self._next_view(session_id, message, target)
+        finally:
+            events.close()
+
+    async def _on_event(self, message: Message, event: TurnEvent, view: DraftView | None) -> None:
+        if view is not None:
+            view.feed(event)
+        if isinstance(event, ApprovalRequested):
+            await self._ask(message, event)
+        elif isinstance(event, ApprovalResolved):
+            self._bot.prompts.resolved(event)
+
+    async def _ask(self, message: Message, request: ApprovalRequested) -> None:
+        with contextlib.suppress(TelegramChannelError):
+            await self._bot.prompts.ask(message.chat.id, message.message_id, request)
+
+    def _start_view(self, message: Message, target: str) -> DraftView | None:
+        bot = self._bot
+        if target in bot.views:
+            return None
+        view = DraftView(bot.sender, message.chat.id, message.message_id, interval=self._interval)
+        bot.views[target] = view
+        view.start()
+        return view
+
+    async def _next_view(self, session_id: str, message: Message, target: str) -> DraftView | None:
+        """A turn of the session ended: the message's answer is coming (no view), or it
+        still waits for its own turn (a fresh view, the old draft deleted)."""
+        if await trace(self._core(), session_id, target) != "waiting":
+            return None
+        for draft in await self._bot.take_view(target):
+            await self._bot.sender.delete(message.chat.id, draft)
+        return self._start_view(message, target)
