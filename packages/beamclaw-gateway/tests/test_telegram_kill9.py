@@ -6,9 +6,11 @@ fake Bot API and the fake OpenAI server over real HTTP."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -171,6 +173,13 @@ async def test_an_answer_in_the_outbox_at_a_kill_9_is_sent_once_after_restart(
             gateway.stop()
 
 
+def _sent(tmp: Path, ref: str) -> bool:
+    """The gateway's outbox row ``ref`` was sent (read from its database)."""
+    with contextlib.closing(sqlite3.connect(tmp / "home" / "beamclaw.db")) as db:
+        row = db.execute("SELECT state FROM telegram_outbox WHERE ref = ?", (ref,)).fetchone()
+    return row is not None and row[0] == "sent"
+
+
 def _prompts(tg: FakeBotApi, chat: int) -> list[SentMessage]:
     return [
         m
@@ -184,7 +193,7 @@ async def test_an_approval_asked_again_after_a_kill_9_has_buttons_and_a_live_dra
 ) -> None:
     """The recovered turn looks like a live one: its approval is asked again with inline
     buttons, and once approved the answer shows typing and a streamed draft, edited into
-    the final answer, sent once."""
+    the final answer (sent once, from the outbox)."""
 
     async def slowly(i: int) -> None:
         if i >= 2:  # the draft shows the first words before the rest arrive
@@ -211,7 +220,7 @@ async def test_an_approval_asked_again_after_a_kill_9_has_buttons_and_a_live_dra
             assert again.reply_markup is not None
             approve = again.reply_markup["inline_keyboard"][0][0]["callback_data"]
             tg.push_callback(13, 13, again.message_id, approve)
-            await tg.wait_for(lambda _tg: _answers(tg, 13, "Written after the restart.") == 1, 30)
+            await tg.wait_for(lambda _tg: _sent(tmp_path, "reply:13:1"), 30)
             final = next(m for m in tg.messages(13) if m.plain_text == "Written after the restart.")
             assert final.reply_to_message_id == 1
             assert final.edits, "a streamed draft was edited into the answer"

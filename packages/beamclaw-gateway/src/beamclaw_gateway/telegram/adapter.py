@@ -10,6 +10,7 @@ Invariants (docs/telegram.md):
   two senders; what is pending at start is sent then.
 * Drafts, typing indicators, queue notices and approval prompts are best effort and
   never persisted; the final answer replaces the draft (editing its messages).
+* A stopping run tidies the chats for at most :data:`CLEAN_UP_SECONDS`.
 * A bot token Telegram rejects ends the run with :class:`TelegramTokenRejectedError`
   (``token_rejected`` in ``/health``); the registry retries with backoff and cool-down,
   and nothing else in the gateway is affected.
@@ -60,6 +61,10 @@ from beamclaw_gateway.telegram.store import Outbox, UpdateLog
 from beamclaw_gateway.telegram.updates import CHANNEL, account, parse_target
 from beamclaw_memory import Database
 from beamclaw_obs import ComponentHealth, HealthState, MissingSecretError
+
+CLEAN_UP_SECONDS = 5.0
+"""How long a stopping run may spend tidying the chats (queue notices, stale drafts):
+Telegram out of reach never holds the gateway's shutdown up longer."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,14 +224,21 @@ class TelegramChannel:
         self._background.clear()
         run, self._run_parts = self._run_parts, None
         if run is not None:
-            await run.followers.close()
-            for target in list(run.bot.views):
-                with contextlib.suppress(TelegramChannelError):
-                    await run.bot.take_view(target)
-            await run.bot.prompts.close()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(CLEAN_UP_SECONDS):
+                    await self._clean_up(run)
         if self._api is not None:
             await self._api.close()
             self._api = None
+
+    @staticmethod
+    async def _clean_up(run: _Run) -> None:
+        """End the followers and the live drafts (queue notices are deleted)."""
+        await run.followers.close()
+        for target in list(run.bot.views):
+            with contextlib.suppress(TelegramChannelError):
+                await run.bot.take_view(target)
+        await run.bot.prompts.close()
 
     def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
         task = asyncio.get_running_loop().create_task(work, name=name)

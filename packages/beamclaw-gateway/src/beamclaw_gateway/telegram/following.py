@@ -90,12 +90,19 @@ class Followers:
         async def forget() -> None:
             await self._bot.log.mark(update_id, "done")
 
+        ended = asyncio.Event()  # a turn of the session ended: look for the answer now
         live = asyncio.get_running_loop().create_task(
-            self._show(session_id, message, target), name="telegram-follow-view"
+            self._show(session_id, message, target, ended), name="telegram-follow-view"
         )
         try:
             await follow_to_answer(
-                self._core, session_id, target, reply=reply, forget=forget, restarted=RESTARTED
+                self._core,
+                session_id,
+                target,
+                reply=reply,
+                forget=forget,
+                restarted=RESTARTED,
+                wake=ended,
             )
         finally:
             live.cancel()
@@ -104,7 +111,9 @@ class Followers:
             for draft in await self._bot.take_view(target):
                 await self._bot.sender.delete(message.chat.id, draft)
 
-    async def _show(self, session_id: str, message: Message, target: str) -> None:
+    async def _show(
+        self, session_id: str, message: Message, target: str, ended: asyncio.Event
+    ) -> None:
         """Show the session's turn in the chat until cancelled (see the module invariants)."""
         core = self._core()
         try:
@@ -122,6 +131,7 @@ class Followers:
             async for event in events:
                 await self._on_event(message, event, view)
                 if event.terminal:
+                    ended.set()
                     view = await self._next_view(session_id, message, target)
         finally:
             events.close()
