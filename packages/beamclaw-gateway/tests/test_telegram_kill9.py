@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from beamclaw_core.testing import FakeOpenAIServer, FakeReply, FakeToolCall, RecordedRequest
 from beamclaw_gateway.fake_telegram import FakeBotApi, SentMessage
@@ -188,6 +189,7 @@ def _prompts(tg: FakeBotApi, chat: int) -> list[SentMessage]:
     ]
 
 
+@pytest.mark.timeout(300)  # two starts of a real gateway and a turn, on a busy machine
 async def test_an_approval_asked_again_after_a_kill_9_has_buttons_and_a_live_draft(
     tmp_path: Path,
 ) -> None:
