@@ -195,23 +195,28 @@ async def test_an_approval_asked_again_after_a_kill_9_has_buttons_and_a_live_dra
 ) -> None:
     """The recovered turn looks like a live one: its approval is asked again with inline
     buttons, and once approved the answer shows typing and a streamed draft, edited into
-    the final answer (sent once, from the outbox)."""
+    the final answer (sent once, from the outbox), followed by the file a tool of the
+    recovered turn named."""
 
     async def slowly(i: int) -> None:
         if i >= 2:  # the draft shows the first words before the rest arrive
             await asyncio.sleep(0.6)
 
     write = FakeToolCall("write_file", {"path": "note.txt", "content": "hi"})
+    show = FakeToolCall("read_file", {"path": "show.txt"})  # says ``MEDIA: note.txt``
     answer = FakeReply(tokens=("Written ", "after ", "the ", "restart."), gate=slowly)
     async with FakeOpenAIServer([FakeReply(tool_calls=(write,))]) as llm, FakeBotApi() as tg:
         gateway = Gateway(tmp_path, llm.base_url, tg, interval=0.3)
         try:
+            workspace = tmp_path / "home" / "agents" / "default"
+            workspace.mkdir(parents=True, exist_ok=True)
+            (workspace / "show.txt").write_text("MEDIA: note.txt\n")
             await gateway.start()
             tg.push_message(chat_id=13, from_id=13, text="write a note")
             await tg.wait_for(lambda _tg: len(_prompts(tg, 13)) == 1, 30)
             (before,) = _prompts(tg, 13)
             gateway.kill_9()
-            llm.add(answer)
+            llm.add(FakeReply(tool_calls=(show,)), answer)
             typing_before = len(tg.calls_of("sendChatAction"))
             await gateway.start()
             await tg.wait_for(lambda _tg: len(_prompts(tg, 13)) == 2, 30)
@@ -227,7 +232,11 @@ async def test_an_approval_asked_again_after_a_kill_9_has_buttons_and_a_live_dra
             assert final.reply_to_message_id == 1
             assert final.edits, "a streamed draft was edited into the answer"
             assert final.sent_text != final.text
-            assert (tmp_path / "home" / "agents" / "default" / "note.txt").read_text() == "hi"
+            assert (workspace / "note.txt").read_text() == "hi"
+            await tg.wait_for(lambda _tg: any(m.kind == "document" for m in tg.messages(13)), 10)
+            (document,) = [m for m in tg.messages(13) if m.kind == "document"]
+            assert (document.file_name, document.document) == ("note.txt", b"hi")
+            assert document.message_id > final.message_id, "the file follows the answer"
             await asyncio.sleep(2)  # a second answer would come now
             shown = [m.plain_text for m in tg.messages(13)]
             assert _answers(tg, 13, "Written after the restart.") == 1, shown

@@ -11,6 +11,7 @@ its messages handed to the answer, which edits them into its own chunks. Attachm
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 
 from aiogram.types import Message
 
@@ -18,6 +19,7 @@ from beamclaw_core.channels import Outbound, Receipt, UnknownTargetError
 from beamclaw_gateway.telegram.attachments import send_attachments
 from beamclaw_gateway.telegram.running import Running
 from beamclaw_gateway.telegram.updates import CHANNEL, parse_target, reply_target
+from beamclaw_tools import ContentPart, FilePart
 
 
 class Delivery:
@@ -27,16 +29,23 @@ class Delivery:
         self._bot = bot
         self._max_file_bytes = max_file_bytes
 
-    async def reply(self, message: Message, text: str) -> None:
-        """Answer ``message`` with ``text``."""
+    async def reply(
+        self,
+        message: Message,
+        text: str,
+        attachments: Sequence[ContentPart | FilePart] = (),
+    ) -> None:
+        """Answer ``message`` with ``text`` (then ``attachments``, once the text went)."""
         bot = self._bot
         target = reply_target(message.chat.id, message.message_id)
         drafts = await bot.take_view(target)
         item = await bot.outbox.put(
             f"reply:{target}", message.chat.id, text, reply_to=message.message_id, drafts=drafts
         )
-        if item is not None:
-            await bot.outbound.flush(item)
+        if item is not None and await bot.outbound.flush(item) and attachments:
+            await send_attachments(
+                bot.sender, message.chat.id, attachments, max_file_bytes=self._max_file_bytes
+            )
 
     async def deliver(self, target: str, out: Outbound) -> Receipt:
         """``out`` to ``target`` (``<chat>``, or ``<chat>:<message>`` to answer one)."""

@@ -5,8 +5,9 @@ A turn the core recovered at start (a restart while it ran, waited for an approv
 sat in the queue) has no live sender any more: nobody watches its events and nobody
 asks its approvals. The follower of its message does both, from the session's event
 stream (:meth:`~beamclaw_core.api.Core.subscribe`): a typing indicator and the streamed
-draft (:class:`~beamclaw_gateway.telegram.drafts.DraftView`), and an approval the turn
-asks (again) as a prompt with inline buttons.
+draft (:class:`~beamclaw_gateway.telegram.drafts.DraftView`), an approval the turn
+asks (again) as a prompt with inline buttons, and the images and files its tools
+produced after the answer (those of tools that finished before the restart are gone).
 
 Invariants: at most one follower per update; a follower answers its message once
 (through :class:`~beamclaw_gateway.telegram.delivery.Delivery`), with the committed
@@ -30,7 +31,7 @@ from loguru import logger
 
 from beamclaw_core.api import Core
 from beamclaw_core.errors import BeamclawCoreError
-from beamclaw_core.loop import ApprovalRequested, ApprovalResolved, TurnEvent
+from beamclaw_core.loop import ApprovalRequested, ApprovalResolved, ToolFinished, TurnEvent
 from beamclaw_gateway.telegram.delivery import Delivery
 from beamclaw_gateway.telegram.drafts import DraftView
 from beamclaw_gateway.telegram.errors import TelegramChannelError
@@ -38,6 +39,7 @@ from beamclaw_gateway.telegram.recovery import follow_to_answer, trace
 from beamclaw_gateway.telegram.replies import RESTARTED
 from beamclaw_gateway.telegram.running import Running
 from beamclaw_gateway.telegram.updates import reply_target
+from beamclaw_tools import FilePart, ImagePart
 
 
 class Followers:
@@ -84,15 +86,18 @@ class Followers:
     async def _follow(self, update_id: int, session_id: str, message: Message) -> None:
         target = reply_target(message.chat.id, message.message_id)
 
+        kept: list[ImagePart | FilePart] = []  # what the turn's tools produced, to send
+
         async def reply(text: str) -> None:
-            await self._delivery.reply(message, text)
+            parts = () if text == RESTARTED else tuple(kept)
+            await self._delivery.reply(message, text, parts)
 
         async def forget() -> None:
             await self._bot.log.mark(update_id, "done")
 
         ended = asyncio.Event()  # a turn of the session ended: look for the answer now
         live = asyncio.get_running_loop().create_task(
-            self._show(session_id, message, target, ended), name="telegram-follow-view"
+            self._show(session_id, message, target, ended, kept), name="telegram-follow-view"
         )
         try:
             await follow_to_answer(
@@ -112,9 +117,15 @@ class Followers:
                 await self._bot.sender.delete(message.chat.id, draft)
 
     async def _show(
-        self, session_id: str, message: Message, target: str, ended: asyncio.Event
+        self,
+        session_id: str,
+        message: Message,
+        target: str,
+        ended: asyncio.Event,
+        kept: list[ImagePart | FilePart],
     ) -> None:
-        """Show the session's turn in the chat until cancelled (see the module invariants)."""
+        """Show the session's turn in the chat until cancelled (see the module invariants);
+        ``kept`` collects the images and files of its tools."""
         core = self._core()
         try:
             events = await core.subscribe(session_id)
@@ -130,9 +141,15 @@ class Followers:
                 await self._ask(message, request)
             async for event in events:
                 await self._on_event(message, event, view)
-                if event.terminal:
-                    ended.set()
-                    view = await self._next_view(session_id, message, target)
+                if isinstance(event, ToolFinished):
+                    kept.extend((*event.images, *event.files))
+                if not event.terminal:
+                    continue
+                ended.set()
+                view = None
+                if await trace(core, session_id, target) == "waiting":  # not its turn yet
+                    kept.clear()
+                    view = await self._fresh_view(message, target)
         finally:
             events.close()
 
@@ -157,11 +174,9 @@ class Followers:
         view.start()
         return view
 
-    async def _next_view(self, session_id: str, message: Message, target: str) -> DraftView | None:
-        """A turn of the session ended: the message's answer is coming (no view), or it
-        still waits for its own turn (a fresh view, the old draft deleted)."""
-        if await trace(self._core(), session_id, target) != "waiting":
-            return None
+    async def _fresh_view(self, message: Message, target: str) -> DraftView | None:
+        """Another turn of the session ended before the message's own: a fresh view (the
+        old draft deleted)."""
         for draft in await self._bot.take_view(target):
             await self._bot.sender.delete(message.chat.id, draft)
         return self._start_view(message, target)
