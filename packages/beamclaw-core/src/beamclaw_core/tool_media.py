@@ -43,9 +43,7 @@ def file_part(path: Path) -> FilePart:
     """``path`` (an existing file) as a file for the person; its media type guessed from
     its name (``application/octet-stream`` when unknown)."""
     media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-    return FilePart(
-        name=path.name, media_type=media_type, path=str(path), size=path.stat().st_size
-    )
+    return FilePart(name=path.name, media_type=media_type, path=str(path), size=path.stat().st_size)
 
 
 async def _media(raw: str, roots: WorkspaceRoots, max_bytes: int) -> ImagePart | FilePart | str:
