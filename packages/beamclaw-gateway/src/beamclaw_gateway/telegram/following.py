@@ -75,6 +75,7 @@ class Followers:
         task = asyncio.get_running_loop().create_task(work, name="telegram-follow")
         self._tasks[update_id] = task
         task.add_done_callback(lambda _t: self._tasks.pop(update_id, None))
+        task.add_done_callback(_log_failure)
 
     async def close(self) -> None:
         tasks = list(self._tasks.values())
@@ -85,7 +86,6 @@ class Followers:
 
     async def _follow(self, update_id: int, session_id: str, message: Message) -> None:
         target = reply_target(message.chat.id, message.message_id)
-
         kept: list[ImagePart | FilePart] = []  # what the turn's tools produced, to send
 
         async def reply(text: str) -> None:
@@ -180,3 +180,10 @@ class Followers:
         for draft in await self._bot.take_view(target):
             await self._bot.sender.delete(message.chat.id, draft)
         return self._start_view(message, target)
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    """A follower that failed is logged (its update is not ``done``: the next start
+    follows it again)."""
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        logger.opt(exception=exc).error("telegram: following a message failed")
