@@ -32,15 +32,27 @@ async def test_a_media_line_attaches_the_workspace_image(tmp_path: Path) -> None
     assert isinstance(image, ImagePart) and image.media_type == "image/png"
 
 
+async def test_a_media_line_naming_another_file_hands_it_to_the_person(tmp_path: Path) -> None:
+    (tmp_path / "report.csv").write_text("a,b\n1,2\n")
+    (tmp_path / "tiny.png").write_bytes(b"\x89PNG")  # too short to be an image: a file
+    done = await attach_media(
+        result("MEDIA: report.csv\nMEDIA: tiny.png"), WorkspaceRoots((tmp_path,)), 10_000
+    )
+    assert done.content == "[file attached: report.csv]\n[file attached: tiny.png]"
+    assert done.parts == ()
+    report, tiny = done.files
+    assert report.name == "report.csv" and report.media_type == "text/csv"
+    assert report.size == 8 and Path(report.path) == (tmp_path / "report.csv").resolve()
+    assert tiny.media_type == "image/png" and tiny.size == 4
+
+
 async def test_lines_that_cannot_be_honoured_say_why(tmp_path: Path) -> None:
-    (tmp_path / "notes.txt").write_text("plain text")
     (tmp_path / "big.png").write_bytes(png_bytes(5000))
     (tmp_path.parent / "secret.png").write_bytes(png_bytes())
     (tmp_path / "link.png").symlink_to(tmp_path.parent / "secret.png")
     text = "\n".join(
         [
             "MEDIA: missing.png",
-            "MEDIA: notes.txt",
             "MEDIA: big.png",
             "MEDIA: ../secret.png",
             "MEDIA: link.png",
@@ -51,9 +63,9 @@ async def test_lines_that_cannot_be_honoured_say_why(tmp_path: Path) -> None:
     assert done.parts == ()
     lines = done.content.splitlines()
     assert lines[0] == "[image not attached: no file missing.png]"
-    assert "is not a PNG, JPEG, GIF or WebP image" in lines[1]
-    assert "over the 1,000-byte limit" in lines[2]
-    assert all(line.startswith("[image not attached: ") for line in lines[3:])
+    assert "over the 1,000-byte limit" in lines[1]
+    assert all(line.startswith("[image not attached: ") for line in lines[2:])
+    assert done.files == ()
     assert "secret" not in "".join(p.data for p in done.parts if isinstance(p, ImagePart))
 
 

@@ -5,7 +5,7 @@ messages to :meth:`ChannelTurns.handle`. Each runs as a detached turn (a shutdow
 crashing adapter never loses it): approvals it raises are asked on the same channel with
 the channel's own controls (and can be answered from any front end), and its answer is
 delivered to the message's ``reply_target`` when it ends, with the images the turn's
-tools showed the model; a message whose attachments are refused gets the reason back. A
+tools showed the model and the files they produced; a message whose attachments are refused gets the reason back. A
 message id seen before on the channel is not run twice (unless its turn never started:
 then it may be handed again). A channel that shows turns as they run
 (:class:`TurnWatcher`: Telegram's typing indicator and edited draft) sees every event of
@@ -67,7 +67,8 @@ class ChannelTurns:
 
         async def on_done(result: TurnResult) -> None:
             text = result.message or "(no answer)"
-            await self._reply(inbound, Outbound(text, attachments=result.images))
+            attachments = (*result.images, *result.files)
+            await self._reply(inbound, Outbound(text, attachments=attachments))
 
         try:
             await self._conversation.send(

@@ -226,7 +226,8 @@ class TelegramSettings(Section):
     second per chat)."""
     max_file_bytes: int = Field(default=20_000_000, ge=1)
     """Largest photo, document or voice message downloaded (the Bot API's own cap is
-    20 MB); bigger ones are refused with a reply."""
+    20 MB), and largest file of a tool sent (Telegram's own cap is 50 MB); bigger ones
+    are refused with a reply, or replaced by a note saying so."""
     transcription: TranscriptionSettings = Field(default_factory=TranscriptionSettings)
 
     @model_validator(mode="after")

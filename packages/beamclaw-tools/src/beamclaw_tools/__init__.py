@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     from beamclaw_tools.types import (
         Autonomy,
         ContentPart,
+        FilePart,
         ImagePart,
         SessionRef,
         TextPart,
@@ -147,6 +148,7 @@ else:
             "beamclaw_tools.types": (
                 "Autonomy",
                 "ContentPart",
+                "FilePart",
                 "ImagePart",
                 "SessionRef",
                 "TextPart",
@@ -174,6 +176,7 @@ __all__ = [
     "ContentPart",
     "FetchError",
     "FetchedResponse",
+    "FilePart",
     "FileToolsSettings",
     "HttpRequestSettings",
     "ImagePart",

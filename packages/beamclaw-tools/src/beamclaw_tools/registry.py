@@ -199,6 +199,7 @@ class ToolRegistry:
             content=truncate(scrub(output.content), limit, keep_tail=True),
             is_error=output.is_error,
             parts=output.parts,
+            files=output.files,
             structured=cast(dict[str, Any], scrub_value(output.structured))
             if output.structured is not None
             else None,

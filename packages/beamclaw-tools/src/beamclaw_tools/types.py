@@ -54,6 +54,20 @@ class ImagePart(_Frozen):
 ContentPart = Annotated[TextPart | ImagePart, Field(discriminator="type")]
 
 
+class FilePart(_Frozen):
+    """A file a tool produced, for the person (never sent to a model): a document, a
+    table, a sound. ``path`` is absolute, inside the agent's workspace; a channel reads
+    the file when it delivers the answer (and checks its own size cap then)."""
+
+    type: Literal["file"] = "file"
+    name: str
+    """The file's name as the person sees it (the last component of ``path``)."""
+    media_type: str
+    path: str
+    size: int
+    """Bytes, when the tool finished."""
+
+
 class ToolDef(_Frozen):
     """A tool as the model sees it, plus the policy the loop enforces.
 
@@ -96,6 +110,8 @@ class ToolResult(_Frozen):
     parts: tuple[ContentPart, ...] = ()
     """Extra non-text content (images from MCP tools); ``content`` always has the text."""
     structured: dict[str, Any] | None = None
+    files: tuple[FilePart, ...] = ()
+    """Files for the person (delivered with the turn's answer, never shown to a model)."""
 
 
 class SessionRef(_Frozen):
@@ -117,6 +133,7 @@ class ToolOutput(_Frozen):
     is_error: bool = False
     parts: tuple[ContentPart, ...] = ()
     structured: dict[str, Any] | None = None
+    files: tuple[FilePart, ...] = ()
 
     @classmethod
     def ok(cls, content: str) -> ToolOutput:

@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from beamclaw_core.sessions.runs import SessionAddress
-from beamclaw_tools import ContentPart
+from beamclaw_tools import ContentPart, FilePart
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +28,8 @@ class Outbound:
     """One message to deliver: text and any attachments (images, files)."""
 
     text: str
-    attachments: tuple[ContentPart, ...] = ()
+    attachments: tuple[ContentPart | FilePart, ...] = ()
+    """Images, then files (a channel without ``files`` may leave those out)."""
     edit_of: str | None = None
     """The id of a message this one replaces (a draft), where the channel can edit."""
 

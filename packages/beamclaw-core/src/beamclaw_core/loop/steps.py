@@ -137,6 +137,7 @@ def finished(ctx: LoopContext, turn: Turn, result: ToolResult) -> NotifyClient:
             is_error=result.is_error,
             preview=result.content[:PREVIEW_CHARS],
             images=tuple(p for p in result.parts if isinstance(p, ImagePart)),
+            files=result.files,
         )
     )
 

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 from beamclaw_core.loop.errors import EventDecodeError
 from beamclaw_core.messages import Usage
-from beamclaw_tools.types import ImagePart
+from beamclaw_tools.types import FilePart, ImagePart
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +42,7 @@ class TurnEvent:
             value = getattr(self, f.name)
             if isinstance(value, Usage):
                 value = value.model_dump(mode="json")
-            elif isinstance(value, tuple) and value and isinstance(value[0], ImagePart):
+            elif isinstance(value, tuple) and value and isinstance(value[0], ImagePart | FilePart):
                 value = [part.model_dump(mode="json") for part in value]
             data[f.name] = value
         return data
@@ -113,6 +113,9 @@ class ToolFinished(TurnEvent):
     images: tuple[ImagePart, ...] = ()
     """The images the tool returned that reach the model (checked against
     ``[core.attachments]``): a channel delivers them with the turn's answer."""
+    files: tuple[FilePart, ...] = ()
+    """The files the tool produced for the person (``MEDIA:`` lines naming files that
+    are not images): a channel that takes files delivers them with the turn's answer."""
 
 
 @dataclass(frozen=True, slots=True)

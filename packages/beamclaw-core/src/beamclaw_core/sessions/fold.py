@@ -17,7 +17,8 @@ Invariants:
 * ``images`` are the images the turn's tools returned that reached the model
   (``ToolFinished.images``, in order): a completed result carries them, so a channel
   delivers them with the answer (``Outbound.attachments``); a turn that did not
-  complete carries none.
+  complete carries none. ``files`` likewise: the files the turn's tools produced for
+  the person (``ToolFinished.files``).
 * ``awaiting`` is the approval the turn waits for, if any: set by
   ``ApprovalRequested``, cleared by its ``ApprovalResolved`` and by the turn's end.
 * A fold is fed one turn's events, as a :class:`~beamclaw_core.sessions.bus.TurnHandle`
@@ -45,7 +46,7 @@ from beamclaw_core.loop.turn_events import (
     TurnEvent,
 )
 from beamclaw_core.messages import Usage
-from beamclaw_tools import ImagePart
+from beamclaw_tools import FilePart, ImagePart
 
 TurnStatus = Literal["completed", "failed", "cancelled", "dropped"]
 
@@ -66,6 +67,9 @@ class TurnResult:
     images: tuple[ImagePart, ...] = ()
     """The images the turn's tools returned (completed turns only), to deliver with
     the answer."""
+    files: tuple[FilePart, ...] = ()
+    """The files the turn's tools produced (completed turns only), to deliver with the
+    answer."""
 
     @property
     def message(self) -> str:
@@ -80,9 +84,10 @@ def result_of(
     *,
     length: bool = False,
     images: tuple[ImagePart, ...] = (),
+    files: tuple[FilePart, ...] = (),
 ) -> TurnResult:
     """The result a terminal event stands for (``length``: a bound cut the answer;
-    ``images``: what the turn's tools returned, kept when it completed)."""
+    ``images``, ``files``: what the turn's tools returned, kept when it completed)."""
     if isinstance(terminal, TurnDone):
         return TurnResult(
             session_id,
@@ -93,6 +98,7 @@ def result_of(
             terminal.model,
             "length" if length else "stop",
             images=images,
+            files=files,
         )
     if isinstance(terminal, TurnError):
         return TurnResult(
@@ -117,6 +123,7 @@ class TurnFold:
         self.result: TurnResult | None = None
         self._draft: list[str] = []
         self._images: list[ImagePart] = []
+        self._files: list[FilePart] = []
 
     @property
     def draft(self) -> str:
@@ -134,6 +141,7 @@ class TurnFold:
             self.length = True
         elif isinstance(event, ToolFinished):
             self._images.extend(event.images)
+            self._files.extend(event.files)
         elif isinstance(event, ApprovalRequested):
             self.awaiting = event
         elif (
@@ -150,6 +158,7 @@ class TurnFold:
                 event,
                 length=self.length,
                 images=tuple(self._images),
+                files=tuple(self._files),
             )
         return self.result
 

@@ -4,8 +4,10 @@ Modules, one concept each: ``api`` (the Bot API client and its retry policy), ``
 (update log and outbox: exactly once), ``pairing`` and ``access`` (who is answered),
 ``render`` (Markdown → Telegram HTML chunks), ``send`` (HTML with the plain retry),
 ``drafts`` (typing and the streamed draft), ``polling`` (long poll and watchdog),
-``approvals`` (inline buttons), ``media`` (photos, documents, voice), ``recovery``
-(where a message got to before a restart), ``adapter`` (the channel itself).
+``approvals`` and ``prompts`` (inline buttons), ``media`` (photos, documents, voice),
+``recovery`` (where a message got to before a restart), ``running`` (one run's parts),
+``inbound`` (updates in), ``delivery`` (answers out), ``following`` (messages an earlier
+run handed on), ``adapter`` (the channel itself).
 
 Exports load lazily: the gateway imports aiogram only when the channel is enabled.
 """

@@ -1,7 +1,9 @@
 """Approval prompts in chats: shown with buttons, answered from a button press, settled
 (buttons removed, the decision shown) however they were answered.
 
-Invariants: a press counts only in the chat its prompt was shown in; the first answer
+Invariants: a request is prompted at most once per chat (per run: the buttons live in
+memory, so after a restart it is prompted again); a press counts only in the chat its
+prompt was shown in; the first answer
 stands (a later press is told so); a prompt is settled once, whether by its buttons, by
 ``/yes``/``/no``/``/always``, by another front end or by the timeout.
 """
@@ -41,6 +43,10 @@ class ApprovalPrompts:
         self._settling: set[asyncio.Task[None]] = set()
 
     async def ask(self, chat_id: int, reply_to: int | None, request: ApprovalRequested) -> None:
+        """Prompt ``request`` in ``chat_id``, unless it is prompted there already (the
+        live turn, a follower's pending list and its event stream may all name it)."""
+        if any(p.chat_id == chat_id for p in self.buttons.of_request(request.request_id)):
+            return
         short = self.buttons.add(request, chat_id)
         message_id = await self._sender.send(
             chat_id,

@@ -9,6 +9,7 @@ turn ended without an answer), or :class:`Answered` with the committed answer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -59,10 +60,11 @@ async def follow_to_answer(
     forget: Callable[[], Awaitable[None]],
     restarted: str,
     every: float = 1.0,
+    wake: asyncio.Event | None = None,
 ) -> None:
-    """Wait (looking every ``every`` seconds) until the message ``ref`` is answered, then
-    ``reply`` with the answer (or ``restarted`` when its turn ended without one); a
-    message not in the session after all is ``forget``-ten."""
+    """Wait (looking every ``every`` seconds, or as soon as ``wake`` is set) until the
+    message ``ref`` is answered, then ``reply`` with the answer (or ``restarted`` when its
+    turn ended without one); a message not in the session after all is ``forget``-ten."""
     while True:
         found = await trace(core(), session_id, ref)
         if isinstance(found, Answered):
@@ -74,4 +76,10 @@ async def follow_to_answer(
         if found == "absent":
             await forget()
             return
-        await asyncio.sleep(every)
+        if wake is None:
+            await asyncio.sleep(every)
+            continue
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(every):
+                await wake.wait()
+        wake.clear()

@@ -10,7 +10,15 @@ from __future__ import annotations
 
 import base64
 
-from aiogram.methods import DeleteMessage, EditMessageText, SendMessage, SendPhoto
+from aiogram.methods import (
+    DeleteMessage,
+    EditMessageText,
+    SendAudio,
+    SendDocument,
+    SendMessage,
+    SendPhoto,
+    SendVoice,
+)
 from aiogram.types import (
     BufferedInputFile,
     InlineKeyboardMarkup,
@@ -21,9 +29,22 @@ from aiogram.types import (
 from beamclaw_gateway.telegram.api import BotApi
 from beamclaw_gateway.telegram.errors import TelegramBadRequestError, TelegramSendError
 from beamclaw_gateway.telegram.render import Chunk
-from beamclaw_tools import ImagePart
+from beamclaw_tools import FilePart, ImagePart
 
 _NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
+VOICE_TYPES = frozenset({"audio/ogg", "audio/opus"})
+"""Sent with ``sendVoice`` (Telegram plays OGG/Opus as a voice message)."""
+AUDIO_TYPES = frozenset({"audio/mpeg", "audio/mp3", "audio/mp4", "audio/x-m4a", "audio/m4a"})
+"""Sent with ``sendAudio`` (Telegram's music player takes MP3 and M4A); any other file
+goes with ``sendDocument``."""
+
+
+def file_method(media_type: str) -> str:
+    """``voice``, ``audio`` or ``document``: how a file of ``media_type`` is sent."""
+    media = media_type.lower()
+    if media in VOICE_TYPES:
+        return "voice"
+    return "audio" if media in AUDIO_TYPES else "document"
 
 
 def _unchanged(exc: TelegramBadRequestError) -> bool:
@@ -117,4 +138,17 @@ class TextSender:
         suffix = part.media_type.rpartition("/")[2] or "png"
         upload = BufferedInputFile(base64.b64decode(part.data), filename=f"image.{suffix}")
         sent = await self.api(SendPhoto(chat_id=chat_id, photo=upload))
+        return sent.message_id
+
+    async def file(self, chat_id: int, part: FilePart, data: bytes) -> int:
+        """Send a tool's file (``data``: its bytes) as a voice message, a track or a
+        document (:func:`file_method`); returns the message's id."""
+        upload = BufferedInputFile(data, filename=part.name)
+        method = file_method(part.media_type)
+        if method == "voice":
+            sent = await self.api(SendVoice(chat_id=chat_id, voice=upload))
+        elif method == "audio":
+            sent = await self.api(SendAudio(chat_id=chat_id, audio=upload))
+        else:
+            sent = await self.api(SendDocument(chat_id=chat_id, document=upload))
         return sent.message_id
