@@ -51,35 +51,50 @@ def is_injected(message: Message) -> bool:
     return message.meta.get("kind") in INJECTED_KINDS
 
 
-def format_auto_context(
-    hits: tuple[SearchHit, ...] | list[SearchHit], max_tokens: int | None = None
-) -> str | None:
-    """The system-message text for ``hits`` (None when there are none), in their order,
-    stopping before the first hit that would take the text over ``max_tokens``."""
-    if not hits:
-        return None
-    lines = [
-        f"{AUTO_CONTEXT_LABEL} Entries from your long-term memory that may be relevant to "
-        "the user's latest message, found automatically by a memory search (the user did "
-        "not write them; they may be outdated):"
-    ]
-    used = estimate_tokens(lines[0])
+_HEADER = (
+    f"{AUTO_CONTEXT_LABEL} Entries from your long-term memory that may be relevant to "
+    "the user's latest message, found automatically by a memory search (the user did "
+    "not write them; they may be outdated):"
+)
+
+
+def _hit_line(n: int, hit: SearchHit) -> str:
+    when = (
+        f", {datetime.fromtimestamp(hit.updated_at, UTC).date().isoformat()}"
+        if hit.updated_at
+        else ""
+    )
+    text = " ".join(hit.text.split())
+    if len(text) > MAX_HIT_CHARS:
+        text = text[:MAX_HIT_CHARS] + " …"
+    return f"{n}. ({hit.category.value}: {hit.origin}{when}) {text}"
+
+
+def within_budget(
+    hits: tuple[SearchHit, ...] | list[SearchHit], max_tokens: int | None
+) -> list[SearchHit]:
+    """The leading ``hits`` whose block stays within ``max_tokens`` (estimated; all of
+    them when None): the first hit that does not fit ends the block."""
+    used = estimate_tokens(_HEADER)
+    kept: list[SearchHit] = []
     for n, hit in enumerate(hits, 1):
-        when = (
-            f", {datetime.fromtimestamp(hit.updated_at, UTC).date().isoformat()}"
-            if hit.updated_at
-            else ""
-        )
-        text = " ".join(hit.text.split())
-        if len(text) > MAX_HIT_CHARS:
-            text = text[:MAX_HIT_CHARS] + " …"
-        line = f"{n}. ({hit.category.value}: {hit.origin}{when}) {text}"
-        cost = estimate_tokens(line) + 1
+        cost = estimate_tokens(_hit_line(n, hit)) + 1
         if max_tokens is not None and used + cost > max_tokens:
             break
         used += cost
-        lines.append(line)
-    return "\n".join(lines) if len(lines) > 1 else None
+        kept.append(hit)
+    return kept
+
+
+def format_auto_context(
+    hits: tuple[SearchHit, ...] | list[SearchHit], max_tokens: int | None = None
+) -> str | None:
+    """The system-message text for the ``hits`` :func:`within_budget` keeps (None when
+    that is none)."""
+    kept = within_budget(hits, max_tokens)
+    if not kept:
+        return None
+    return "\n".join([_HEADER, *(_hit_line(n, h) for n, h in enumerate(kept, 1))])
 
 
 class AutoContext:
@@ -112,13 +127,20 @@ class AutoContext:
         if cached is not None and cached[0] == turn_key:
             return cached[1]
         message: Message | None = None
-        if text and text.strip():
-            hits = await self._hits_in_time(session_id, agent_id, text)
-            body = format_auto_context(hits, self.max_tokens) if hits else None
+        hits = await self.injected(session_id, agent_id, text or "")
+        if hits:
+            body = format_auto_context(hits)
             if body is not None:
                 message = Message.system(body, meta={"kind": AUTO_CONTEXT_KIND})
         self._turns[session_id] = (turn_key, message)
         return message
+
+    async def injected(self, session_id: str, agent_id: str, text: str) -> list[SearchHit]:
+        """The hits a turn with the user message ``text`` is shown: searched within the
+        deadline, kept within the budget (``bench/memory.py`` measures their recall)."""
+        if not text.strip():
+            return []
+        return within_budget(await self._hits_in_time(session_id, agent_id, text), self.max_tokens)
 
     async def _hits_in_time(self, session_id: str, agent_id: str, text: str) -> list[SearchHit]:
         if agent_id in self._running:  # a slow backend: do not pile lookups on it
