@@ -10,7 +10,9 @@ from beamclaw_scheduler.errors import (
     BeamclawSchedulerError,
     InvalidScheduleError,
     JobLimitError,
+    TaskAlreadyScheduledError,
     UnknownJobError,
+    UnknownTaskError,
 )
 from beamclaw_scheduler.settings import SchedulerSettings
 
@@ -20,6 +22,8 @@ if TYPE_CHECKING:
     from beamclaw_scheduler.service import Scheduler
     from beamclaw_scheduler.specs import describe
     from beamclaw_scheduler.store import Job, JobStore
+    from beamclaw_scheduler.task_links import schedule_task
+    from beamclaw_scheduler.tasks_file import read_open_tasks, tasks_file
     from beamclaw_scheduler.tool import SchedulerTool
 else:
     __getattr__, __dir__ = lazy_exports(
@@ -30,6 +34,8 @@ else:
             "beamclaw_scheduler.service": ("Scheduler",),
             "beamclaw_scheduler.specs": ("describe",),
             "beamclaw_scheduler.store": ("Job", "JobStore"),
+            "beamclaw_scheduler.task_links": ("schedule_task",),
+            "beamclaw_scheduler.tasks_file": ("read_open_tasks", "tasks_file"),
             "beamclaw_scheduler.tool": ("SchedulerTool",),
         },
     )
@@ -48,7 +54,12 @@ __all__ = [
     "SchedulerSettings",
     "SchedulerTool",
     "Sessions",
+    "TaskAlreadyScheduledError",
     "UnknownJobError",
+    "UnknownTaskError",
     "__version__",
     "describe",
+    "read_open_tasks",
+    "schedule_task",
+    "tasks_file",
 ]

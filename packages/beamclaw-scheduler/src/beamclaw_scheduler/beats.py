@@ -1,5 +1,7 @@
 """Heartbeats: each agent's periodic check-in, run by the scheduler's runner.
 
+The beat's prompt lists ``HEARTBEAT.md``'s task lines and the open tasks of the agent's
+own ``TASKS.md`` (:mod:`~.task_links`), which it reviews.
 A beat runs in the agent's heartbeat session (``heartbeat-<agent>``, the gateway owner's),
 never in the person's conversation, and only when :func:`~.heartbeat.decide` says so — an
 agent whose ``HEARTBEAT.md`` lists no task makes no LLM call at all. A quiet answer
@@ -22,13 +24,20 @@ from loguru import logger
 from beamclaw_core import HeartbeatSettings
 from beamclaw_core.conversation import TurnRequest
 from beamclaw_core.sessions import SessionAddress
+from beamclaw_core.workspace import Task
 from beamclaw_scheduler.executor import deliver, local_day
 from beamclaw_scheduler.heartbeat import BeatState, decide, is_quiet, prompt, task_lines
 from beamclaw_scheduler.ports import SchedulerPorts
 from beamclaw_scheduler.specs import parse_hours
 from beamclaw_scheduler.store import JobStore
+from beamclaw_scheduler.tasks_file import read_open_tasks
 
 CHANNEL = "heartbeat"
+
+
+def _task_line(task: Task) -> str:
+    marker = f" [scheduled:{task.schedule_id}]" if task.schedule_id else ""
+    return task.text + marker
 
 
 def heartbeat_session(agent_id: str) -> str:
@@ -100,8 +109,9 @@ class Heartbeats:
                 record.last_beat_at = now
                 record.beats += 1
                 tasks = task_lines(self._read(agent_id))
+                mine = [_task_line(t) for t in read_open_tasks(self._ports, agent_id)]
                 when = datetime.fromtimestamp(now, ZoneInfo(self._zone(agent_id)))
-                text = prompt(tasks, when.strftime("%Y-%m-%d %H:%M %Z"))
+                text = prompt(tasks, when.strftime("%Y-%m-%d %H:%M %Z"), mine)
                 record.task = asyncio.create_task(
                     self._beat(agent_id, settings, record, text), name=f"heartbeat-{agent_id}"
                 )
@@ -144,6 +154,7 @@ class Heartbeats:
             person = self._ports.sessions.derive(SessionAddress(self._ports.owner, agent_id))
             busy = await self._ports.sessions.busy(person)
             tasks = len(task_lines(self._read(agent_id)))
+            tasks += len(read_open_tasks(self._ports, agent_id))
             over = await self._over_cap(agent_id, settings, now) if tasks else False
         return BeatState(
             enabled=settings.enabled,
