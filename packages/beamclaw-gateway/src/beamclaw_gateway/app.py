@@ -32,8 +32,8 @@ from beamclaw_gateway.routes_identities import router as identities_router
 from beamclaw_gateway.routes_openai import router as openai_router
 from beamclaw_gateway.routes_pairing import router as pairing_router
 from beamclaw_gateway.routes_schedules import router as schedules_router
-from beamclaw_gateway.routes_telegram import router as telegram_router
 from beamclaw_gateway.routes_tasks import router as tasks_router
+from beamclaw_gateway.routes_telegram import router as telegram_router
 from beamclaw_gateway.routes_usage import router as usage_router
 from beamclaw_gateway.routes_webhooks import router as webhooks_router
 from beamclaw_gateway.runtime import GatewayRuntime
