@@ -37,10 +37,11 @@ class HeartbeatSettings(Section):
     """``"08:00-22:00"``: beat only inside this window of the person's local time
     (``[core] timezone``, else USER.md); ``"22:00-06:00"`` wraps past midnight. Unset:
     all day."""
-    deliver_to: str = "silent"
-    """Where an answer that is not ``HEARTBEAT_OK`` goes: ``telegram:<chat>``,
-    ``webhook:<name>``, ``ws:<session>`` or ``silent`` (kept in the heartbeat session's
-    history only)."""
+    deliver_to: str = "last"
+    """Where an answer that is not ``HEARTBEAT_OK`` goes: ``last`` (the channel the
+    gateway's owner wrote from last; kept in the heartbeat session when none is known),
+    ``telegram:<chat>``, ``webhook:<name>``, ``ws:<session>`` or ``silent`` (kept in the
+    heartbeat session's history only)."""
     daily_cost_cap_usd: float | None = Field(default=None, ge=0)
     """Background spend (heartbeats and jobs of the agent, counted apart from people's
     turns) after which no more beats run that day (person's local day). None: no cap."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from beamclaw_core.api import Core
@@ -81,6 +81,7 @@ def build_scheduler(
     *,
     home: Path,
     owner: str,
+    reach: Callable[[str], Awaitable[list[str]]] | None = None,
 ) -> Scheduler:
     """The scheduler of one runtime start (not yet running: call ``start``)."""
     default_agent = config.core.default_agent
@@ -95,6 +96,7 @@ def build_scheduler(
         heartbeat_file=lambda agent: agent_dir(agent, home) / BootstrapFile.HEARTBEAT.value,
         clock=time.time,
         sleep=asyncio.sleep,
+        reach=reach,
     )
     per_agent = {agent_id: own.heartbeat for agent_id, own in config.agents.items()}
     return Scheduler(config.scheduler, JobStore(database, time.time), ports, heartbeats=per_agent)

@@ -201,7 +201,7 @@ class Heartbeats:
                 await self._ports.sessions.forget(session_id)
                 record.last_result = "quiet"
             else:
-                await deliver(self._ports, settings.deliver_to, result.text)
+                await deliver(self._ports, settings.deliver_to, result.text, self._ports.owner)
                 record.last_result = "delivered"
             record.failures = 0
         except asyncio.CancelledError:
