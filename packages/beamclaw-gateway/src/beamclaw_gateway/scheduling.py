@@ -20,7 +20,16 @@ from beamclaw_core.workspace import BootstrapFile, agent_dir, resolve_timezone
 from beamclaw_gateway.agents import AgentCatalog
 from beamclaw_gateway.config import BeamclawConfig
 from beamclaw_memory import Database
-from beamclaw_scheduler import JobStore, Scheduler, SchedulerPorts, SchedulerTool
+from beamclaw_scheduler import (
+    FETCH_TOOLS,
+    CappedTool,
+    FetchQuota,
+    JobStore,
+    Scheduler,
+    SchedulerPorts,
+    SchedulerTool,
+)
+from beamclaw_tools import ToolRegistry
 
 _TZ_TTL = 60.0
 """Seconds a person's timezone (USER.md) is reused before it is read again."""
@@ -102,4 +111,12 @@ def build_scheduler(
     return Scheduler(config.scheduler, JobStore(database, time.time), ports, heartbeats=per_agent)
 
 
-__all__ = ["CoreSessions", "SchedulerTool", "Timezones", "build_scheduler"]
+def cap_fetches(tools: ToolRegistry, quota: FetchQuota) -> None:
+    """Put the fetching tools of ``tools`` under ``quota`` (exploration beats' cap)."""
+    for name in FETCH_TOOLS:
+        tool = tools.get(name)
+        if tool is not None and not isinstance(tool, CappedTool):
+            tools.register(CappedTool(tool, quota), replace=True)
+
+
+__all__ = ["CoreSessions", "SchedulerTool", "Timezones", "build_scheduler", "cap_fetches"]

@@ -154,7 +154,7 @@ class GatewayServices:
             self._start_scheduler()
 
     def _start_scheduler(self) -> None:
-        from beamclaw_gateway.scheduling import SchedulerTool, build_scheduler
+        from beamclaw_gateway.scheduling import SchedulerTool, build_scheduler, cap_fetches
 
         runtime = self.runtime
         self.scheduler = build_scheduler(
@@ -170,6 +170,7 @@ class GatewayServices:
         )
         assert runtime.system is not None
         runtime.system.tools.register(SchedulerTool(self.scheduler), replace=True)
+        cap_fetches(runtime.system.tools, self.scheduler.heartbeats.fetches)
         runtime.health.register("scheduler", self.scheduler.health)
         self.scheduler.start()
 

@@ -17,6 +17,7 @@ from beamclaw_scheduler.errors import (
 from beamclaw_scheduler.settings import SchedulerSettings
 
 if TYPE_CHECKING:
+    from beamclaw_scheduler.fetch_cap import FETCH_TOOLS, CappedTool, FetchQuota
     from beamclaw_scheduler.ports import SchedulerPorts, Sessions
     from beamclaw_scheduler.requests import JobRequest
     from beamclaw_scheduler.service import Scheduler
@@ -29,6 +30,7 @@ else:
     __getattr__, __dir__ = lazy_exports(
         globals(),
         {
+            "beamclaw_scheduler.fetch_cap": ("FETCH_TOOLS", "CappedTool", "FetchQuota"),
             "beamclaw_scheduler.ports": ("SchedulerPorts", "Sessions"),
             "beamclaw_scheduler.requests": ("JobRequest",),
             "beamclaw_scheduler.service": ("Scheduler",),
@@ -43,7 +45,10 @@ else:
 __version__ = "0.1.0"
 
 __all__ = [
+    "FETCH_TOOLS",
     "BeamclawSchedulerError",
+    "CappedTool",
+    "FetchQuota",
     "InvalidScheduleError",
     "Job",
     "JobLimitError",

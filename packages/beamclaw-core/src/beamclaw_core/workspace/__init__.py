@@ -69,6 +69,7 @@ if TYPE_CHECKING:
         open_tasks,
         parse_tasks,
         read_tasks,
+        write_atomic,
         write_tasks,
     )
     from beamclaw_core.workspace.templates import BOOTSTRAP_FILES, BootstrapFile, default_template
@@ -150,6 +151,7 @@ else:
                 "open_tasks",
                 "parse_tasks",
                 "read_tasks",
+                "write_atomic",
                 "write_tasks",
             ),
             "beamclaw_core.workspace.templates": (
@@ -237,5 +239,6 @@ __all__ = [
     "timezone_from_user_md",
     "truncate_for_prompt",
     "validate_agent_name",
+    "write_atomic",
     "write_tasks",
 ]

@@ -128,6 +128,12 @@ def read_tasks(path: Path) -> str:
 
 def write_tasks(path: Path, text: str) -> None:
     """Replace ``TASKS.md`` at ``path`` with ``text`` atomically (see the invariants)."""
+    write_atomic(path, text)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace the workspace file ``path`` with ``text``: temporary file, fsync, rename,
+    directory fsync (a crash leaves the old text or the new, never half)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
