@@ -15,6 +15,8 @@ Invariants:
   out before the message is carried.
 * Only the person's exchanges are carried: scheduled turns (jobs, heartbeats: the user
   message's ``meta["scheduled"]``) with their answers, system and tool messages are not.
+* Never fails a turn: a failed read is logged and the request goes without the block
+  (the next request tries again).
 * At most ``exchanges`` exchanges, the newest, each message cut to
   ``max_chars_per_message``; they are looked for among the last
   ``exchanges * ROWS_PER_EXCHANGE`` rows before the reset (one bounded read).
@@ -25,6 +27,8 @@ from __future__ import annotations
 import re
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+
+from loguru import logger
 
 from beamclaw_core.messages import TOOL_IMAGES, Message, Role
 from beamclaw_core.sessions.memory_context import SHORT_TERM_KIND
@@ -117,6 +121,15 @@ class ShortTerm:
         cached = self._blocks.get(session_id)
         if cached is not None and self._turns.get(session_id) == turn_key:
             return cached[1]
+        try:
+            return await self._build(session_id, turn_key, cached)
+        except Exception as e:  # memory is an aid: a failed read must not fail the turn
+            logger.warning("{}: short-term memory not read: {}", session_id, e)
+            return None
+
+    async def _build(
+        self, session_id: str, turn_key: Hashable, cached: tuple[int | None, Message | None] | None
+    ) -> Message | None:
         reset = await self.store.last_reset(session_id)
         self._turns[session_id] = turn_key
         if cached is not None and cached[0] == reset:
