@@ -18,10 +18,21 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 
 from beamclaw_gateway.tables import person_channels
 from beamclaw_memory import Database, Unit
+
+
+def _upsert_of(dialect: str) -> Any:
+    """The dialect's ``insert`` (with ``on_conflict_do_update``), imported on first use:
+    the gateway's start does not load a dialect it may never write with."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+
+        return postgresql_insert
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +61,7 @@ class PersonChannels:
     async def seen(self, user_id: str, channel: str, target: str) -> None:
         """``user_id`` wrote from ``target`` on ``channel`` just now."""
         now = self._clock()
-        insert: Any = postgresql.insert if self.db.dialect == "postgresql" else sqlite.insert
+        insert = _upsert_of(self.db.dialect)
 
         def work(unit: Unit) -> None:
             statement = insert(person_channels).values(
