@@ -8,6 +8,8 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from beamclaw_core.testing import CallTool, Reply, ScriptedProvider
 from beamclaw_gateway import BeamclawConfig
 from beamclaw_gateway.person_channels import PersonChannels
@@ -24,8 +26,16 @@ def _config() -> BeamclawConfig:
     return config
 
 
-async def test_known_channels_are_upserted_and_ordered_newest_first(tmp_path: Path) -> None:
-    db = Database(f"sqlite:///{tmp_path / 'reach.db'}")
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'reach.db'}"
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
+async def test_known_channels_are_upserted_and_ordered_newest_first(db_url: str) -> None:
+    db = Database(db_url)
     await db.migrate()
     now = [100.0]
     store = PersonChannels(db, lambda: now[0])
