@@ -123,7 +123,7 @@ def build_runtime(parts: CoreParts, hooks: CoreHooks) -> Runtime:
     store = ConversationStore(parts.database)
     short_term_cfg = parts.settings.short_term
     short_term = ShortTerm(store, short_term_cfg) if short_term_cfg.enabled else None
-    return Runtime(
+    runtime = Runtime(
         settings=parts.settings,
         store=store,
         provider_for=parts.providers,
@@ -143,6 +143,10 @@ def build_runtime(parts: CoreParts, hooks: CoreHooks) -> Runtime:
         event_replay=parts.settings.event_replay,
         agents=dict(parts.agents),
     )
+    for cache in (auto_context, short_term):
+        if cache is not None:
+            runtime.ends.add(cache.session_ended)
+    return runtime
 
 
 def lane_ports(

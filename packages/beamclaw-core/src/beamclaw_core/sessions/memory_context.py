@@ -34,6 +34,7 @@ from loguru import logger
 
 from beamclaw_core.messages import Message, Role
 from beamclaw_core.providers.tokens import estimate_tokens
+from beamclaw_core.sessions.ends import SessionEnd
 from beamclaw_core.store import ConversationStore
 from beamclaw_memory import MemoryService, SearchHit, TranscriptMessage
 
@@ -187,6 +188,11 @@ class AutoContext:
 
     def forget(self, session_id: str) -> None:
         self._turns.pop(session_id, None)
+
+    async def session_ended(self, end: SessionEnd) -> None:
+        """A session-end hook: a lane that left memory leaves nothing cached here."""
+        if end.closed:
+            self.forget(end.session_id)
 
 
 BATCH_DELAY_SECONDS = 0.1

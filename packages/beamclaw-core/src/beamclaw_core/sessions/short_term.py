@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from loguru import logger
 
 from beamclaw_core.messages import TOOL_IMAGES, Message, Role
+from beamclaw_core.sessions.ends import SessionEnd
 from beamclaw_core.sessions.memory_context import SHORT_TERM_KIND
 from beamclaw_core.sessions.runs import SCHEDULED_META
 from beamclaw_core.settings import ShortTermSettings
@@ -151,3 +152,8 @@ class ShortTerm:
     def forget(self, session_id: str) -> None:
         self._turns.pop(session_id, None)
         self._blocks.pop(session_id, None)
+
+    async def session_ended(self, end: SessionEnd) -> None:
+        """A session-end hook: a lane that left memory leaves nothing cached here."""
+        if end.closed:
+            self.forget(end.session_id)
