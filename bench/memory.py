@@ -2,7 +2,9 @@
 
 * Recall@5 for keyword, semantic and hybrid (weighted and RRF fusion) on the labelled set
   shipped with the tests (``packages/beamclaw-memory/tests/data/eval.json``), with the
-  deterministic :class:`HashingEmbedder` standing in for an embedding model.
+  deterministic :class:`HashingEmbedder` standing in for an embedding model; and the
+  recall@k of auto-context's injection (what a turn is shown, under the default limit,
+  token budget and deadline) on the same set.
 * Search latency p50/p95 at 10,000 chunks through the real service (in-memory and SQL on
   SQLite), per mode; the query embedding comes from the cache after the first round.
 * The keyword engine choice: the incremental numpy BM25 BeamClaw uses vs ``bm25s`` (the
@@ -23,10 +25,12 @@ from typing import Any
 import bm25s
 import numpy as np
 
+from beamclaw_core.sessions.memory_context import AutoContext
 from beamclaw_memory import (
     Database,
     EvalSet,
     IndexedMemory,
+    MemoryService,
     MemorySettings,
     SearchMode,
     SearchSettings,
@@ -100,8 +104,32 @@ async def _recall() -> dict[str, float]:
         out[f"recall@5_hybrid_{fusion}"] = await recall_at_k(
             memory, "eval", evalset, SearchMode.HYBRID
         )
+        if fusion == "weighted":
+            out.update(await _injection_recall(memory, evalset))
         await memory.aclose()
     return {k: round(v, 3) for k, v in out.items()}
+
+
+async def _injection_recall(memory: MemoryService, evalset: EvalSet) -> dict[str, float]:
+    """Recall@k of what auto-context injects into a turn with the default ``[memory]``
+    limit, token budget and deadline (k = ``auto_context_limit``): the hits a turn whose
+    user message is the query is shown, not merely what the search ranks."""
+    cfg = MemorySettings()
+    auto = AutoContext(
+        memory,
+        cfg.auto_context_limit,
+        max_tokens=cfg.auto_context_max_tokens,
+        deadline_seconds=cfg.auto_context_deadline_ms / 1000,
+    )
+    total = 0.0
+    for q in evalset.queries:
+        shown = {h.key for h in await auto.injected("bench", "eval", q.query)}
+        total += len(shown & set(q.relevant)) / len(q.relevant)
+    await auto.drain(1.0)
+    return {
+        f"recall@{cfg.auto_context_limit}_auto_context_injection": total / len(evalset.queries),
+        "auto_context_skipped": float(auto.skipped),
+    }
 
 
 async def _latency(memory: IndexedMemory, queries: list[str], label: str) -> dict[str, float]:

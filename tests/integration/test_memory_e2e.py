@@ -83,6 +83,8 @@ async def test_facts_from_days_ago_are_found_through_the_tool(
         memory=memory,
         database=database,
         system_prompt=None,
+        # the tool's path: auto-context (on by default) would bring the facts unasked
+        memory_settings=MemorySettings(auto_context=False),
     )
     log = h.workspace / "memory" / f"{day}.md"
     log.parent.mkdir(parents=True, exist_ok=True)

@@ -384,3 +384,25 @@ async def test_a_very_long_reply_leaves_the_page_responsive() -> None:
             assert len(text) >= 0.85 * len("".join(tokens)), len(text)
             assert typed and typed[0] < 2.0, f"typing took {typed} s while streaming"
             assert await box.input_value() == "still here"
+
+
+async def test_tasks_view_lists_the_agents_own_tasks(beamclaw_home: Path) -> None:
+    """The Tasks view shows TASKS.md: open tasks first, with the job each is scheduled as."""
+    from beamclaw_core.workspace import TASKS_FILENAME, agent_dir, write_tasks
+
+    write_tasks(
+        agent_dir("default", beamclaw_home) / TASKS_FILENAME,
+        "# TASKS.md\n- [x] Book the dentist\n- [ ] Water the plants [scheduled:j1]\n",
+    )
+    async with chromium() as browser:
+        page = await browser.new_page()
+        async with gateway_on([]) as (_server, gw):
+            await sign_in(page, gw.base_url)
+            await page.get_by_role("button", name="Tasks").click()
+            rows = page.locator("#tasks-table tbody tr")
+            await expect(rows).to_have_count(2)
+            await expect(rows.nth(0).locator("td").nth(0)).to_have_text("Water the plants")
+            await expect(rows.nth(0).locator("td").nth(2)).to_have_text("open")
+            await expect(rows.nth(0).locator("td").nth(3)).to_have_text("j1")
+            await expect(rows.nth(1).locator("td").nth(2)).to_have_text("done")
+            await screenshot(page, "tasks")

@@ -70,6 +70,7 @@ def loaded_heavy(argv: list[str] | None, home: Path, modules: tuple[str, ...] = 
         ["mcp", "list", "--local"],
         ["ui"],
         ["sandbox", "--help"],
+        ["tasks"],
     ],
     ids=lambda a: "import" if a is None else " ".join(a),
 )

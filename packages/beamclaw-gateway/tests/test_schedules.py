@@ -149,7 +149,7 @@ async def test_pause_and_resume_over_rest(hook: HookServer) -> None:
         resumed = await c.post(f"/api/schedules/{job['id']}/resume")
         unknown = await c.post("/api/schedules/nope/pause")
         got = await c.get(f"/api/schedules/{job['id']}")
-    assert job["kind"] == "at" and job["deliver_to"] == "silent"
+    assert job["kind"] == "at" and job["deliver_to"] == "last", "no target: where they wrote last"
     assert paused.status_code == 200 and paused.json()["status"] == "paused"
     assert resumed.status_code == 200 and resumed.json()["status"] == "active"
     assert unknown.status_code == 404

@@ -118,13 +118,13 @@ class World:
 async def world_factory(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
     made: list[World] = []
 
-    async def make(provider: Any) -> World:
+    async def make(provider: Any, tools: ToolRegistry | None = None) -> World:
         db = Database(f"sqlite:///{tmp_path / 'sched.db'}")
         core = Core.create(
             quiet_core_settings(),
             db,
             provider=provider,
-            tools=ToolRegistry(),
+            tools=tools or ToolRegistry(),
             system_prompt="You are a test agent.",
         )
         await core.start(maintenance=False)

@@ -35,6 +35,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "skills",
     "ui",
     "scheduler",
+    "tasks",
     "sandbox",
     "integrations",
 )

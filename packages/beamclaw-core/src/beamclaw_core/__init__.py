@@ -82,6 +82,7 @@ if TYPE_CHECKING:
         QueueSettings,
         RestartSettings,
         SessionResetSettings,
+        ShortTermSettings,
         describe_llm_provider,
     )
     from beamclaw_core.store import ConversationStore, derive_session_id, local_user_id
@@ -179,6 +180,7 @@ else:
                 "QueueSettings",
                 "RestartSettings",
                 "SessionResetSettings",
+                "ShortTermSettings",
                 "describe_llm_provider",
             ),
             "beamclaw_core.store": ("ConversationStore", "derive_session_id", "local_user_id"),
@@ -250,6 +252,7 @@ __all__ = [
     "SessionAddress",
     "SessionInfo",
     "SessionResetSettings",
+    "ShortTermSettings",
     "StaticPrompt",
     "StreamAssembler",
     "Subscription",

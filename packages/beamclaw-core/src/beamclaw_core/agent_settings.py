@@ -40,15 +40,23 @@ class HeartbeatSettings(Section):
     model: str | None = None
     """A cheaper model of the agent's provider for beats (e.g. ``"gpt-4o-mini"``); the
     person's turns keep the agent's model. Unset: the agent's model."""
-    deliver_to: str = "silent"
-    """Where an answer that is not ``HEARTBEAT_OK`` goes: ``telegram:<chat>``,
-    ``webhook:<name>``, ``ws:<session>`` or ``silent`` (kept in the heartbeat session's
-    history only)."""
+    deliver_to: str = "last"
+    """Where an answer that is not ``HEARTBEAT_OK`` goes: ``last`` (the channel the
+    gateway's owner wrote from last; kept in the heartbeat session when none is known),
+    ``telegram:<chat>``, ``webhook:<name>``, ``ws:<session>`` or ``silent`` (kept in the
+    heartbeat session's history only)."""
     daily_cost_cap_usd: float | None = Field(default=None, ge=0)
     """Background spend (heartbeats and jobs of the agent, counted apart from people's
     turns) after which no more beats run that day (person's local day). None: no cap."""
     daily_token_cap: int | None = Field(default=None, ge=0)
     """Background tokens after which no more beats run that day. None: no cap."""
+    explore_every: int = Field(default=0, ge=0)
+    """Every Nth beat is an exploration (seed 004 ADR-058): one topic of ``CURIOSITY.md``
+    not explored yet is followed and a short note written to ``explorations/``; its
+    spend counts against the caps above. 0 = off."""
+    explore_max_fetches: int = Field(default=3, ge=0, le=50)
+    """URLs an exploration may fetch (``web_fetch``/``http_request`` calls), enforced by
+    the tool layer: a call past it is refused."""
     max_failures: int = Field(default=2, ge=1)
     """Consecutive failed beats after which heartbeats pause until the gateway restarts
     or the person resumes them."""

@@ -45,7 +45,7 @@ from beamclaw_core.sessions.ends import SessionEnd, SessionEndHook
 from beamclaw_core.sessions.lane import SessionInfo, SessionLane
 from beamclaw_core.sessions.maintenance import Maintenance
 from beamclaw_core.sessions.memory_context import TranscriptIndexer
-from beamclaw_core.sessions.prompts import StaticPrompt, WorkspacePrompt
+from beamclaw_core.sessions.prompts import StaticPrompt, TurnPrompt, WorkspacePrompt
 from beamclaw_core.sessions.runs import SessionAddress
 from beamclaw_core.sessions.runtime import ProviderLookup, SystemPromptSource
 from beamclaw_core.sessions.usage import LaneUsage
@@ -229,6 +229,8 @@ class Core:
             self._ended(lane, "shutdown")
         self._lanes.clear()
         await self._rt.ends.drain(STOP_HOOKS_SECONDS)
+        if isinstance(self._rt.system_prompt, TurnPrompt):
+            await self._rt.system_prompt.drain(STOP_INDEXING_SECONDS)
         self._usage.clear()
         if self._indexer is not None:
             await self._indexer.drain(grace_seconds=STOP_INDEXING_SECONDS)

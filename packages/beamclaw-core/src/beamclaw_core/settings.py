@@ -89,6 +89,18 @@ class SessionResetSettings(Section):
     ``[core] session_ttl_seconds``: the smaller of the two limits set applies."""
 
 
+class ShortTermSettings(Section):
+    """``[core.short_term]``: short-term memory across resets (seed 004 ADR-056)."""
+
+    enabled: bool = True
+    """Carry the last exchanges before a reset into the new session, as one delimited
+    system message of the LLM view (never stored)."""
+    exchanges: int = Field(default=20, ge=1, le=200)
+    """How many user/assistant exchanges are carried (the newest)."""
+    max_chars_per_message: int = Field(default=400, ge=20)
+    """Each carried message is cut to this many characters."""
+
+
 class MaintenanceSettings(Section):
     """``[core.maintenance]``: compaction outside turns."""
 
@@ -169,6 +181,7 @@ class CoreSettings(Section):
     agentic_loop: AgenticLoopSettings = Field(default_factory=AgenticLoopSettings)
     queue: QueueSettings = Field(default_factory=QueueSettings)
     reset: SessionResetSettings = Field(default_factory=SessionResetSettings)
+    short_term: ShortTermSettings = Field(default_factory=ShortTermSettings)
     maintenance: MaintenanceSettings = Field(default_factory=MaintenanceSettings)
     restart: RestartSettings = Field(default_factory=RestartSettings)
     attachments: AttachmentSettings = Field(default_factory=AttachmentSettings)

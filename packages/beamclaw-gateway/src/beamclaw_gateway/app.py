@@ -33,6 +33,7 @@ from beamclaw_gateway.routes_integrations import router as integrations_router
 from beamclaw_gateway.routes_openai import router as openai_router
 from beamclaw_gateway.routes_pairing import router as pairing_router
 from beamclaw_gateway.routes_schedules import router as schedules_router
+from beamclaw_gateway.routes_tasks import router as tasks_router
 from beamclaw_gateway.routes_telegram import router as telegram_router
 from beamclaw_gateway.routes_usage import router as usage_router
 from beamclaw_gateway.routes_webhooks import router as webhooks_router
@@ -150,6 +151,7 @@ def create_app(runtime: GatewayRuntime) -> FastAPI:
     app.include_router(approvals_router)
     app.include_router(usage_router)
     app.include_router(schedules_router)
+    app.include_router(tasks_router)
     app.include_router(identities_router)
     app.include_router(pairing_router)
     app.include_router(ws_router)

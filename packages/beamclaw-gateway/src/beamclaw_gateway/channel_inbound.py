@@ -7,13 +7,17 @@ the channel's own controls (and can be answered from any front end), and its ans
 delivered to the message's ``reply_target`` when it ends, with the images the turn's
 tools showed the model and the files they produced; a message whose attachments are refused gets the reason back. A
 message id seen before on the channel is not run twice (unless its turn never started:
-then it may be handed again). A channel that shows turns as they run
+then it may be handed again). Before its turn starts, the sender's channel is remembered
+(``remember``: the person's known channels, :mod:`~beamclaw_gateway.person_channels`),
+best effort: a failure to remember is logged and never stops the turn. A channel that
+shows turns as they run
 (:class:`TurnWatcher`: Telegram's typing indicator and edited draft) sees every event of
 the turns it started, and those turns stream.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Protocol, runtime_checkable
 
 from loguru import logger
@@ -41,9 +45,15 @@ class TurnWatcher(Protocol):
 class ChannelTurns:
     """The inbound sink the gateway gives its channel registry."""
 
-    def __init__(self, channels: ChannelRegistry, conversation: LocalConversation) -> None:
+    def __init__(
+        self,
+        channels: ChannelRegistry,
+        conversation: LocalConversation,
+        remember: Callable[[Inbound], Awaitable[None]] | None = None,
+    ) -> None:
         self._channels = channels
         self._conversation = conversation
+        self._remember = remember
         self._seen = RecentIds(DEDUPE_WINDOW)
 
     async def handle(self, inbound: Inbound) -> None:
@@ -55,6 +65,11 @@ class ChannelTurns:
         if inbound.message_id is not None and not self._seen.first_sighting(key):
             logger.info("channel {}: message {} seen before", channel, inbound.message_id)
             return
+        if self._remember is not None:
+            try:
+                await self._remember(inbound)
+            except Exception as exc:  # where to reach them later must not cost this turn
+                logger.warning("channel {}: sender's channel not remembered: {}", channel, exc)
 
         async def on_event(event: TurnEvent) -> None:
             if watcher is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from beamclaw_core.api import Core
@@ -20,7 +20,16 @@ from beamclaw_core.workspace import BootstrapFile, agent_dir, resolve_timezone
 from beamclaw_gateway.agents import AgentCatalog
 from beamclaw_gateway.config import BeamclawConfig
 from beamclaw_memory import Database
-from beamclaw_scheduler import JobStore, Scheduler, SchedulerPorts, SchedulerTool
+from beamclaw_scheduler import (
+    FETCH_TOOLS,
+    CappedTool,
+    FetchQuota,
+    JobStore,
+    Scheduler,
+    SchedulerPorts,
+    SchedulerTool,
+)
+from beamclaw_tools import ToolRegistry
 
 _TZ_TTL = 60.0
 """Seconds a person's timezone (USER.md) is reused before it is read again."""
@@ -81,6 +90,7 @@ def build_scheduler(
     *,
     home: Path,
     owner: str,
+    reach: Callable[[str], Awaitable[list[str]]] | None = None,
 ) -> Scheduler:
     """The scheduler of one runtime start (not yet running: call ``start``)."""
     default_agent = config.core.default_agent
@@ -95,9 +105,18 @@ def build_scheduler(
         heartbeat_file=lambda agent: agent_dir(agent, home) / BootstrapFile.HEARTBEAT.value,
         clock=time.time,
         sleep=asyncio.sleep,
+        reach=reach,
     )
     per_agent = {agent_id: own.heartbeat for agent_id, own in config.agents.items()}
     return Scheduler(config.scheduler, JobStore(database, time.time), ports, heartbeats=per_agent)
 
 
-__all__ = ["CoreSessions", "SchedulerTool", "Timezones", "build_scheduler"]
+def cap_fetches(tools: ToolRegistry, quota: FetchQuota) -> None:
+    """Put the fetching tools of ``tools`` under ``quota`` (exploration beats' cap)."""
+    for name in FETCH_TOOLS:
+        tool = tools.get(name)
+        if tool is not None and not isinstance(tool, CappedTool):
+            tools.register(CappedTool(tool, quota), replace=True)
+
+
+__all__ = ["CoreSessions", "SchedulerTool", "Timezones", "build_scheduler", "cap_fetches"]

@@ -7,13 +7,15 @@ lifespan or before it (``server.serve``, tests).
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Literal
 
 from fastapi import Request
 
 from beamclaw_core.api import Core
-from beamclaw_core.channels import ChannelRegistry
+from beamclaw_core.channels import ChannelRegistry, Inbound
 from beamclaw_core.conversation import LocalConversation
+from beamclaw_core.sessions import SessionAddress
 from beamclaw_core.store.ids import local_user_id
 from beamclaw_gateway.a2a_store import A2AStore
 from beamclaw_gateway.agents import AgentCatalog
@@ -21,6 +23,7 @@ from beamclaw_gateway.auth import TokenGuard
 from beamclaw_gateway.channel_inbound import ChannelTurns
 from beamclaw_gateway.errors import GatewayNotStartedError
 from beamclaw_gateway.idempotency import IdempotencyStore
+from beamclaw_gateway.person_channels import PersonChannels
 from beamclaw_gateway.ratelimit import RateLimiter
 from beamclaw_gateway.runtime import GatewayRuntime
 from beamclaw_gateway.settings import GatewaySettings
@@ -72,9 +75,10 @@ class GatewayServices:
         """Jobs and heartbeats; None until started, and with ``[scheduler] enabled`` off."""
         self.conversation = LocalConversation(self.core)
         """The one way every front end reaches conversations (detached turns)."""
-        self.channel_turns = ChannelTurns(self.channels, self.conversation)
+        self.channel_turns = ChannelTurns(self.channels, self.conversation, self._remember)
         self._idempotency: IdempotencyStore | None = None
         self._a2a: A2AStore | None = None
+        self._person_channels: PersonChannels | None = None
         self._register_health()
 
     def core(self) -> Core:
@@ -118,6 +122,24 @@ class GatewayServices:
             self._a2a = A2AStore(db)
         return self._a2a
 
+    @property
+    def person_channels(self) -> PersonChannels:
+        """Each person's known channels, on the current database."""
+        db = self.database()
+        if self._person_channels is None or self._person_channels.db is not db:
+            self._person_channels = PersonChannels(db, time.time)
+        return self._person_channels
+
+    async def _remember(self, inbound: Inbound) -> None:
+        person = self.core().person(inbound.address).user_id
+        await self.person_channels.seen(person, inbound.channel, inbound.reply_target)
+
+    async def reach(self, user_id: str) -> list[str]:
+        """Where to reach ``user_id`` (or the person it is linked to), best first: the
+        scheduler's ``deliver_to = "last"``."""
+        address = SessionAddress(user_id, self.runtime.config.core.default_agent)
+        return await self.person_channels.reach(self.core().person(address).user_id)
+
     def _register_health(self) -> None:
         health = self.runtime.health
         health.register("channels", self.channels.health)
@@ -132,7 +154,7 @@ class GatewayServices:
             self._start_scheduler()
 
     def _start_scheduler(self) -> None:
-        from beamclaw_gateway.scheduling import SchedulerTool, build_scheduler
+        from beamclaw_gateway.scheduling import SchedulerTool, build_scheduler, cap_fetches
 
         runtime = self.runtime
         self.scheduler = build_scheduler(
@@ -144,9 +166,11 @@ class GatewayServices:
             self.agents,
             home=runtime.home,
             owner=self.owner,
+            reach=self.reach,
         )
         assert runtime.system is not None
         runtime.system.tools.register(SchedulerTool(self.scheduler), replace=True)
+        cap_fetches(runtime.system.tools, self.scheduler.heartbeats.fetches)
         runtime.health.register("scheduler", self.scheduler.health)
         self.scheduler.start()
 

@@ -16,6 +16,9 @@
   answers (``reply:<chat>:<message>``; unique), ``sent_chunks`` how far a long one got.
 * ``telegram_pairings`` — pairing codes given to strangers (one per Telegram user, with
   an expiry), and ``telegram_access`` — the Telegram users let in, with an optional agent.
+* ``person_channels`` — every (person, channel, target) a person wrote from, with when
+  first and last: where a job or heartbeat with no explicit target reaches them (the
+  newest one first).
 """
 
 from __future__ import annotations
@@ -105,4 +108,15 @@ telegram_access = sa.Table(
     sa.Column("person", sa.String(256), nullable=True),
     sa.Column("agent", sa.String(128), nullable=True),
     sa.Column("approved_at", sa.Float, nullable=False),
+)
+
+person_channels = sa.Table(
+    "person_channels",
+    metadata,
+    sa.Column("user_id", sa.String(256), primary_key=True),
+    sa.Column("channel", sa.String(64), primary_key=True),
+    sa.Column("target", sa.String(256), primary_key=True),
+    sa.Column("first_seen_at", sa.Float, nullable=False),
+    sa.Column("last_used_at", sa.Float, nullable=False),
+    sa.Index("ix_person_channels_user_last", "user_id", "last_used_at"),
 )

@@ -3,8 +3,10 @@
 ```toml
 [memory]
 backend = "sql"                 # memory | sql
-auto_context = false            # inject top memories as a system message each turn
+auto_context = true             # inject top memories as a system message each turn
 auto_context_limit = 3
+auto_context_max_tokens = 1500  # budget of the injected block
+auto_context_deadline_ms = 300  # skipped (never waited for) when the search is slower
 [memory.search]
 vector_weight = 0.7
 keyword_weight = 0.3
@@ -124,9 +126,15 @@ class MemorySettings(Section):
     database_url: str | None = None
     """SQLAlchemy URL of the shared database; ``BEAMCLAW_DATABASE_URL`` wins. Default:
     SQLite at ``$BEAMCLAW_HOME/beamclaw.db``."""
-    auto_context: bool = False
-    """Inject the top memories for the user's message as a system message each turn."""
+    auto_context: bool = True
+    """Inject the top memories for the user's message as a system message each turn
+    (one incremental workspace index pass and one search, bounded by the deadline)."""
     auto_context_limit: int = Field(default=3, ge=1, le=20)
+    auto_context_max_tokens: int = Field(default=1_500, ge=50)
+    """Token budget of the injected block (estimated): hits that do not fit are left out."""
+    auto_context_deadline_ms: int = Field(default=300, ge=1)
+    """How long a turn waits for the search; a slower search is skipped for that turn (it
+    finishes in the background and is never waited for)."""
     max_value_chars: int = Field(default=200_000, ge=1)
     """Largest value ``store`` accepts (the tool reports an error beyond it)."""
     search: SearchSettings = Field(default_factory=SearchSettings)

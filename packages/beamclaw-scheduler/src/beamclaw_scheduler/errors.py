@@ -35,3 +35,29 @@ class JobLimitError(InvalidScheduleError):
             None,
             f"agent {agent_id!r} has {limit} scheduled jobs already (the limit); cancel one first",
         )
+
+
+class TaskAlreadyScheduledError(InvalidScheduleError):
+    """The ``TASKS.md`` task is linked to a job that still exists: never scheduled twice."""
+
+    def __init__(self, task: str, job_id: str) -> None:
+        self.task = task
+        self.job_id = job_id
+        super().__init__(
+            "task",
+            f"task {task!r} is already scheduled as job {job_id} (see action 'list'); "
+            "cancel that job first to schedule it anew",
+        )
+
+
+class UnknownTaskError(InvalidScheduleError):
+    """No single open ``TASKS.md`` task matches the name given."""
+
+    def __init__(self, task: str, open_tasks: list[str]) -> None:
+        self.task = task
+        listed = "; ".join(open_tasks) or "none"
+        super().__init__(
+            "task",
+            f"no single open task in TASKS.md matches {task!r} (open tasks: {listed}); "
+            "add it as a '- [ ] ...' line first, or name it exactly",
+        )

@@ -14,11 +14,11 @@ from zoneinfo import ZoneInfo
 
 from loguru import logger
 
-from beamclaw_core.channels import Outbound
+from beamclaw_core.channels import ChannelError, Outbound
 from beamclaw_core.conversation import TurnRequest
 from beamclaw_core.sessions import SessionAddress
 from beamclaw_scheduler.ports import SchedulerPorts
-from beamclaw_scheduler.requests import parse_target
+from beamclaw_scheduler.requests import LAST, SILENT, parse_target
 from beamclaw_scheduler.store import Job, JobStore, Outcome
 
 CHANNEL = "scheduler"
@@ -39,12 +39,37 @@ def local_day(now: float, timezone: str) -> str:
     return datetime.fromtimestamp(now, ZoneInfo(timezone)).date().isoformat()
 
 
-async def deliver(ports: SchedulerPorts, deliver_to: str, text: str) -> None:
-    """Send ``text`` to ``deliver_to`` (nothing for ``silent`` or empty text)."""
-    target = parse_target(deliver_to)
-    if target is None or not text.strip():
+async def deliver(ports: SchedulerPorts, deliver_to: str, text: str, person: str) -> None:
+    """Send ``text`` to ``deliver_to`` (nothing for ``silent`` or empty text). ``last``
+    is where ``person`` wrote from last (:attr:`SchedulerPorts.reach`): the newest known
+    channel that takes the message (a channel that refuses it, a web page closed since,
+    passes to the next); nothing when no channel is known; the last refusal raised when
+    every one refuses."""
+    if not text.strip() or deliver_to == SILENT:
         return
-    await ports.channels.deliver(target[0], target[1], Outbound(text))
+    if deliver_to != LAST:
+        target = parse_target(deliver_to)
+        if target is not None:
+            await ports.channels.deliver(target[0], target[1], Outbound(text))
+        return
+    known = await ports.reach(person) if ports.reach is not None else []
+    if not known:
+        logger.info("nowhere known to reach {}: the answer stays in its session", person)
+        return
+    refused: ChannelError | None = None
+    for where in known:
+        target = parse_target(where)
+        if target is None:
+            continue
+        try:
+            await ports.channels.deliver(target[0], target[1], Outbound(text))
+        except ChannelError as exc:
+            logger.info("{} not reached on {}: {}", person, where, exc)
+            refused = exc
+        else:
+            return
+    if refused is not None:
+        raise refused
 
 
 async def fire(job: Job, store: JobStore, ports: SchedulerPorts) -> Job | None:
@@ -65,7 +90,7 @@ async def fire(job: Job, store: JobStore, ports: SchedulerPorts) -> Job | None:
         if result.status != "completed":
             outcome = Outcome(False, f"turn {result.status}: {result.message}", tokens, cost)
         else:
-            await deliver(ports, job.deliver_to, result.text)
+            await deliver(ports, job.deliver_to, result.text, job.user_id)
             outcome = Outcome(True, None, tokens, cost)
     except Exception as exc:
         logger.warning("scheduled job {} failed: {}", job.id, exc)
@@ -85,6 +110,6 @@ async def _tell_paused(job: Job, ports: SchedulerPorts) -> None:
     )
     logger.warning("scheduled job {} paused after {} errors", job.id, job.error_count)
     try:
-        await deliver(ports, job.deliver_to, text)
+        await deliver(ports, job.deliver_to, text, job.user_id)
     except Exception as exc:
         logger.warning("could not tell the person job {} paused: {}", job.id, exc)

@@ -6,8 +6,8 @@ Invariants (``tests/test_heartbeat.py``):
 * A beat is *skipped without any LLM call* when the agent's heartbeat is off, its time has
   not come, it is outside the active hours, the last beat still runs, the person's
   session is busy, heartbeats are paused after failures, the daily background cap is
-  spent — or ``HEARTBEAT.md`` has no task line (only headings, HTML comments and blank
-  lines): an idle agent costs nothing.
+  spent — or neither ``HEARTBEAT.md`` has a task line (only headings, HTML comments and
+  blank lines) nor ``TASKS.md`` an open task: an idle agent costs nothing.
 * An answer is quiet when, stripped of whitespace and markdown emphasis, it is exactly
   ``HEARTBEAT_OK`` or begins or ends with it and says nothing else of substance (at most
   a few words).
@@ -16,6 +16,7 @@ Invariants (``tests/test_heartbeat.py``):
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import time
 
@@ -50,15 +51,24 @@ def is_quiet(answer: str) -> bool:
     return False
 
 
-def prompt(tasks: list[str], local_time: str) -> str:
-    """The message of a beat: the task lines and how to answer when nothing is due."""
-    listed = "\n".join(tasks)
-    return (
+def prompt(tasks: list[str], local_time: str, open_tasks: Sequence[str] = ()) -> str:
+    """The message of a beat: the task lines, the open ``TASKS.md`` tasks (the agent's
+    own list, reviewed on every beat) and how to answer when nothing is due."""
+    listed = "\n".join(tasks) or "(none)"
+    text = (
         f"[Heartbeat {local_time}] Nobody wrote to you: this is your periodic check-in. "
         "Go through your HEARTBEAT.md tasks below. If something needs your person's "
         "attention now, answer with the message for them (it is delivered). If nothing "
         f"does, answer exactly {OK_TOKEN} and nothing else.\n\nHEARTBEAT.md tasks:\n{listed}"
     )
+    if open_tasks:
+        mine = "\n".join(f"- [ ] {t}" for t in open_tasks)
+        text += (
+            "\n\nYour open tasks (TASKS.md): review them; mark a finished one done "
+            "(- [x]) in TASKS.md, and schedule one that needs a set time with the scheduler "
+            f"tool's task argument (a [scheduled:...] one already is).\n{mine}"
+        )
+    return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +86,7 @@ class BeatState:
     """Paused after ``max_failures`` consecutive failed beats."""
     over_cap: bool
     tasks: int
-    """Task lines in HEARTBEAT.md."""
+    """Task lines in HEARTBEAT.md plus open tasks in TASKS.md."""
 
 
 def decide(state: BeatState) -> str | None:

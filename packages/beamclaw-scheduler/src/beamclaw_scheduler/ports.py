@@ -51,3 +51,6 @@ class SchedulerPorts:
     """Agent ``id``'s ``HEARTBEAT.md``."""
     clock: Callable[[], float]
     sleep: Callable[[float], Awaitable[None]]
+    reach: Callable[[str], Awaitable[list[str]]] | None = None
+    """Person id → where to reach them, best first (``<channel>:<target>``, the channels
+    they wrote from, newest first): ``deliver_to = "last"``. None: nowhere known."""

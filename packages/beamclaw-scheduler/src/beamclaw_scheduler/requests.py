@@ -26,6 +26,8 @@ from beamclaw_scheduler.specs import (
 from beamclaw_scheduler.store import NewJob, SessionMode
 
 SILENT = "silent"
+LAST = "last"
+"""``deliver_to``: the channel the job's person wrote from last (the default)."""
 MAX_PROMPT = 16_000
 
 
@@ -66,21 +68,22 @@ class Context:
 
 
 def parse_target(deliver_to: str) -> tuple[str, str] | None:
-    """``"<channel>:<target>"`` as a pair; None for ``silent``."""
-    if deliver_to == SILENT:
+    """``"<channel>:<target>"`` as a pair; None for ``silent`` (and ``last``, which the
+    executor resolves per fire)."""
+    if deliver_to in (SILENT, LAST):
         return None
     channel, _, target = deliver_to.partition(":")
     return channel, target
 
 
 def check_target(deliver_to: str, channels: Collection[str]) -> str:
-    if deliver_to == SILENT:
+    if deliver_to in (SILENT, LAST):
         return deliver_to
     channel, sep, target = deliver_to.partition(":")
     if not sep or not channel or not target:
         raise InvalidScheduleError(
             "deliver_to",
-            f"deliver_to is 'silent' or '<channel>:<target>' (e.g. 'telegram:<chat>', "
+            f"deliver_to is 'last', 'silent' or '<channel>:<target>' (e.g. 'telegram:<chat>', "
             f"'webhook:<name>'), got {deliver_to!r}",
         )
     if channel not in channels:
@@ -120,7 +123,7 @@ def validate(request: JobRequest, ctx: Context, *, seed: str) -> NewJob:
         session_id=request.session_id,
         spec=spec,
         prompt=prompt,
-        deliver_to=check_target(request.deliver_to or SILENT, ctx.channels),
+        deliver_to=check_target(request.deliver_to or LAST, ctx.channels),
         approval_mode=request.approval_mode or ctx.settings.approval_mode,
         max_errors=max_errors,
         next_run_at=first,

@@ -15,14 +15,17 @@ from beamclaw_scheduler.requests import JobRequest
 from beamclaw_scheduler.service import Scheduler
 from beamclaw_scheduler.specs import describe
 from beamclaw_scheduler.store import Job
+from beamclaw_scheduler.task_links import schedule_task
 from beamclaw_tools import SessionRef, ToolArgs, ToolOutput, TypedTool, make_definition
 
 _DESCRIPTION = (
     "Schedule yourself to act later: create a job with a prompt you will receive at that "
     "time, and where your answer goes. Exactly one of every_seconds, at (ISO-8601 with "
     "offset), cron (5 fields, in timezone) or random_in ({'between': 'HH:MM-HH:MM'}, once a "
-    "day). deliver_to: 'silent' (default), 'telegram:<chat>', 'webhook:<name>'. Also list, "
-    "cancel, pause and resume your jobs by job_id."
+    "day). deliver_to: 'silent' (default), 'telegram:<chat>', 'webhook:<name>'; unset: the "
+    "channel your person used last. task: the open TASKS.md task this job is for (it is "
+    "marked [scheduled:<job id>] and never scheduled twice). Also list, cancel, pause and "
+    "resume your jobs by job_id."
 )
 
 
@@ -39,6 +42,9 @@ class SchedulerArgs(ToolArgs):
     )
     timezone: str | None = Field(default=None, description="create: IANA zone for cron/random.")
     deliver_to: str | None = Field(default=None, description="create: where the answer goes.")
+    task: str | None = Field(
+        default=None, description="create: the open TASKS.md task this job is for."
+    )
     job_id: str | None = Field(default=None, description="cancel/pause/resume: the job.")
 
 
@@ -80,18 +86,21 @@ class SchedulerTool(TypedTool[SchedulerArgs]):
             jobs = await scheduler.list(agent_id=session.agent_id)
             return _json({"jobs": [job_view(j) for j in jobs]})
         if args.action == "create":
-            job = await scheduler.create(
-                JobRequest(
-                    prompt=args.prompt or "",
-                    every_seconds=args.every_seconds,
-                    at=args.at,
-                    cron=args.cron,
-                    random_in=args.random_in,
-                    timezone=args.timezone,
-                    agent_id=session.agent_id,
-                    user_id=session.user_id,
-                    deliver_to=args.deliver_to,
-                )
+            request = JobRequest(
+                prompt=args.prompt or "",
+                every_seconds=args.every_seconds,
+                at=args.at,
+                cron=args.cron,
+                random_in=args.random_in,
+                timezone=args.timezone,
+                agent_id=session.agent_id,
+                user_id=session.user_id,
+                deliver_to=args.deliver_to,
+            )
+            job = await (
+                scheduler.create(request)
+                if args.task is None
+                else schedule_task(scheduler, request, args.task)
             )
             return _json({"created": job_view(job)})
         if not args.job_id:

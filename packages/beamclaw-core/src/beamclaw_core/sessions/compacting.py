@@ -5,10 +5,13 @@ rewrote."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from beamclaw_core.compaction import Compactor, FlushOutcome, memory_flush
 from beamclaw_core.loop.inputs import CompactionDone
 from beamclaw_core.providers import Provider
 from beamclaw_core.sessions.control import LaneAccess
+from beamclaw_core.sessions.memory_context import is_injected
 from beamclaw_core.sessions.requests import lane_request_builder
 
 
@@ -43,11 +46,14 @@ async def compact_lane(lane: LaneAccess, window: int, *, reason: str) -> Compact
 async def flush_memory(lane: LaneAccess, provider: Provider) -> FlushOutcome:
     """The memory flush of ``lane``'s conversation: the request a turn would send now
     (:func:`~beamclaw_core.sessions.requests.lane_request_builder`), bounded by
-    ``memory_flush_timeout_seconds``. Never raises for the LLM or a tool; a lane without tools has nothing to flush."""
+    ``memory_flush_timeout_seconds``, without the messages memory injected (auto-context,
+    short-term memory). Never raises for the LLM or a tool; a lane without tools has nothing to flush."""
     rt = lane.rt
     if rt.tools is None:
         return FlushOutcome(ok=True)
     builder, view = await lane_request_builder(lane)
+    # what memory injected is memory already: the flush must not be asked to save it again
+    builder = replace(builder, system=tuple(m for m in builder.system if not is_injected(m)))
     return await memory_flush(
         provider,
         builder,

@@ -41,6 +41,7 @@ from beamclaw_core.sessions.loop_ports import (
 from beamclaw_core.sessions.memory_context import AutoContext
 from beamclaw_core.sessions.prompts import TurnPrompt
 from beamclaw_core.sessions.runtime import ProviderLookup, Runtime, SystemPromptSource
+from beamclaw_core.sessions.short_term import ShortTerm
 from beamclaw_core.settings import CoreSettings
 from beamclaw_core.store import ConversationStore
 from beamclaw_core.subagents.definitions import subagent_tools
@@ -110,15 +111,25 @@ def build_runtime(parts: CoreParts, hooks: CoreHooks) -> Runtime:
     """The runtime of one core: store, grants, the per-turn prompt and the hooks."""
     memory, memory_cfg = parts.memory, parts.memory_settings
     auto_context = (
-        AutoContext(memory, memory_cfg.auto_context_limit)
+        AutoContext(
+            memory,
+            memory_cfg.auto_context_limit,
+            max_tokens=memory_cfg.auto_context_max_tokens,
+            deadline_seconds=memory_cfg.auto_context_deadline_ms / 1000,
+        )
         if memory is not None and memory_cfg.auto_context
         else None
     )
-    return Runtime(
+    store = ConversationStore(parts.database)
+    short_term_cfg = parts.settings.short_term
+    short_term = ShortTerm(store, short_term_cfg) if short_term_cfg.enabled else None
+    runtime = Runtime(
         settings=parts.settings,
-        store=ConversationStore(parts.database),
+        store=store,
         provider_for=parts.providers,
-        system_prompt=TurnPrompt(parts.system_prompt, hooks.latest_user_message, auto_context),
+        system_prompt=TurnPrompt(
+            parts.system_prompt, hooks.latest_user_message, auto_context, short_term
+        ),
         clock=parts.clock,
         always=AlwaysAllowlist(parts.database, parts.clock),
         on_effect=_chain(parts.on_effect, hooks.on_effect),
@@ -132,6 +143,10 @@ def build_runtime(parts: CoreParts, hooks: CoreHooks) -> Runtime:
         event_replay=parts.settings.event_replay,
         agents=dict(parts.agents),
     )
+    for cache in (auto_context, short_term):
+        if cache is not None:
+            runtime.ends.add(cache.session_ended)
+    return runtime
 
 
 def lane_ports(

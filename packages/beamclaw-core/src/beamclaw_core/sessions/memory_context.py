@@ -1,18 +1,25 @@
-"""Memory wired into turns (issue 6, docs/memory.md "Wired in").
+"""Memory wired into turns (issues 6 and 26, docs/memory.md "Wired in").
 
 * :class:`AutoContext` — with ``[memory] auto_context``, the agent's memory is searched
   with the user's message when a turn's first LLM request is built (after one incremental
   ``index_workspace`` pass, so MEMORY.md and the daily logs are searched as they are on
-  disk, edits made outside the agent included), and the hits become
-  one clearly labelled system message of the LLM view. The hits are kept for the rest of
-  that turn, so every request of the turn sees the same context (a stable prompt prefix);
-  the message is never stored as history.
+  disk, edits made outside the agent included), and the hits that fit the token budget
+  (``auto_context_max_tokens``) become one clearly labelled system message of the LLM
+  view. The hits are kept for the rest of that turn, so every request of the turn sees
+  the same context (a stable prompt prefix); the message is never stored as history.
+  The lookup never blocks a turn: after ``auto_context_deadline_ms`` the turn goes on
+  without it, the lookup finishes in the background, and no second lookup of that agent
+  starts while one still runs.
 * :class:`TranscriptIndexer` — after each turn, the conversation's new user and assistant
   messages are indexed (``MemoryService.index_transcript``) by one background worker, in
   batches: sessions whose turns end within ``BATCH_DELAY_SECONDS`` of each other are read
   in one query and indexed in one call per agent (at most ``MAX_BATCH_SESSIONS`` at a
   time). Indexing never blocks or fails a turn:
   errors are logged and the next turn retries from the same point.
+
+Injected messages carry ``meta["kind"]`` in :data:`INJECTED_KINDS`
+(:func:`is_injected`): the memory flush leaves them out of its request, so the model is
+never asked to save again what memory just gave it.
 """
 
 from __future__ import annotations
@@ -26,43 +33,92 @@ from datetime import UTC, datetime
 from loguru import logger
 
 from beamclaw_core.messages import Message, Role
+from beamclaw_core.providers.tokens import estimate_tokens
+from beamclaw_core.sessions.ends import SessionEnd
 from beamclaw_core.store import ConversationStore
 from beamclaw_memory import MemoryService, SearchHit, TranscriptMessage
 
 AUTO_CONTEXT_LABEL = "[memory:auto_context]"
+AUTO_CONTEXT_KIND = "auto_context"
+SHORT_TERM_KIND = "short_term"
+INJECTED_KINDS = frozenset({AUTO_CONTEXT_KIND, SHORT_TERM_KIND})
+"""``meta["kind"]`` of the view-only messages memory adds to a request."""
 MAX_HIT_CHARS = 1_000
 INDEXED_ROLES = (Role.USER, Role.ASSISTANT)
 
 
-def format_auto_context(hits: tuple[SearchHit, ...] | list[SearchHit]) -> str | None:
-    """The system-message text for ``hits`` (None when there are none)."""
-    if not hits:
-        return None
-    lines = [
-        f"{AUTO_CONTEXT_LABEL} Entries from your long-term memory that may be relevant to "
-        "the user's latest message, found automatically by a memory search (the user did "
-        "not write them; they may be outdated):"
-    ]
+def is_injected(message: Message) -> bool:
+    """Whether ``message`` was added by memory (auto-context, short-term memory)."""
+    return message.meta.get("kind") in INJECTED_KINDS
+
+
+_HEADER = (
+    f"{AUTO_CONTEXT_LABEL} Entries from your long-term memory that may be relevant to "
+    "the user's latest message, found automatically by a memory search (the user did "
+    "not write them; they may be outdated):"
+)
+
+
+def _hit_line(n: int, hit: SearchHit) -> str:
+    when = (
+        f", {datetime.fromtimestamp(hit.updated_at, UTC).date().isoformat()}"
+        if hit.updated_at
+        else ""
+    )
+    text = " ".join(hit.text.split())
+    if len(text) > MAX_HIT_CHARS:
+        text = text[:MAX_HIT_CHARS] + " …"
+    return f"{n}. ({hit.category.value}: {hit.origin}{when}) {text}"
+
+
+def within_budget(
+    hits: tuple[SearchHit, ...] | list[SearchHit], max_tokens: int | None
+) -> list[SearchHit]:
+    """The leading ``hits`` whose block stays within ``max_tokens`` (estimated; all of
+    them when None): the first hit that does not fit ends the block."""
+    used = estimate_tokens(_HEADER)
+    kept: list[SearchHit] = []
     for n, hit in enumerate(hits, 1):
-        when = (
-            f", {datetime.fromtimestamp(hit.updated_at, UTC).date().isoformat()}"
-            if hit.updated_at
-            else ""
-        )
-        text = " ".join(hit.text.split())
-        if len(text) > MAX_HIT_CHARS:
-            text = text[:MAX_HIT_CHARS] + " …"
-        lines.append(f"{n}. ({hit.category.value}: {hit.origin}{when}) {text}")
-    return "\n".join(lines)
+        cost = estimate_tokens(_hit_line(n, hit)) + 1
+        if max_tokens is not None and used + cost > max_tokens:
+            break
+        used += cost
+        kept.append(hit)
+    return kept
+
+
+def format_auto_context(
+    hits: tuple[SearchHit, ...] | list[SearchHit], max_tokens: int | None = None
+) -> str | None:
+    """The system-message text for the ``hits`` :func:`within_budget` keeps (None when
+    that is none)."""
+    kept = within_budget(hits, max_tokens)
+    if not kept:
+        return None
+    return "\n".join([_HEADER, *(_hit_line(n, h) for n, h in enumerate(kept, 1))])
 
 
 class AutoContext:
-    """Searches once per turn and remembers the result until the session's next turn."""
+    """Searches once per turn, within a deadline, and remembers the result until the
+    session's next turn."""
 
-    def __init__(self, memory: MemoryService, limit: int) -> None:
+    def __init__(
+        self,
+        memory: MemoryService,
+        limit: int,
+        *,
+        max_tokens: int | None = None,
+        deadline_seconds: float | None = None,
+    ) -> None:
         self.memory = memory
         self.limit = limit
+        self.max_tokens = max_tokens
+        self.deadline_seconds = deadline_seconds
         self._turns: dict[str, tuple[Hashable, Message | None]] = {}
+        self._running: dict[str, asyncio.Task[list[SearchHit]]] = {}
+        """The lookup of each agent still in flight (one at a time)."""
+        self.skipped = 0
+        """Lookups a turn did not wait for (deadline passed, or the last one still ran)."""
 
     async def message(
         self, session_id: str, agent_id: str, turn_key: Hashable, text: str | None
@@ -72,24 +128,71 @@ class AutoContext:
         if cached is not None and cached[0] == turn_key:
             return cached[1]
         message: Message | None = None
-        if text and text.strip():
-            try:
-                await self.memory.index_workspace(agent_id)
-            except Exception as e:  # stale files must not fail a turn; search what is indexed
-                logger.warning("{}: workspace indexing failed: {}", session_id, e)
-            try:
-                result = await self.memory.search(agent_id, text, limit=self.limit)
-            except Exception as e:  # the protocol never raises; a bug must not fail a turn
-                logger.warning("{}: auto-context search failed: {}", session_id, e)
-            else:
-                body = format_auto_context(list(result.hits))
-                if body is not None:
-                    message = Message.system(body, meta={"kind": "auto_context"})
+        hits = await self.injected(session_id, agent_id, text or "")
+        if hits:
+            body = format_auto_context(hits)
+            if body is not None:
+                message = Message.system(body, meta={"kind": AUTO_CONTEXT_KIND})
         self._turns[session_id] = (turn_key, message)
         return message
 
+    async def injected(self, session_id: str, agent_id: str, text: str) -> list[SearchHit]:
+        """The hits a turn with the user message ``text`` is shown: searched within the
+        deadline, kept within the budget (``bench/memory.py`` measures their recall)."""
+        if not text.strip():
+            return []
+        return within_budget(await self._hits_in_time(session_id, agent_id, text), self.max_tokens)
+
+    async def _hits_in_time(self, session_id: str, agent_id: str, text: str) -> list[SearchHit]:
+        if agent_id in self._running:  # a slow backend: do not pile lookups on it
+            self.skipped += 1
+            return []
+        task = asyncio.get_running_loop().create_task(self._lookup(session_id, agent_id, text))
+        self._running[agent_id] = task
+        task.add_done_callback(lambda _t: self._running.pop(agent_id, None))
+        done, _pending = await asyncio.wait([task], timeout=self.deadline_seconds)
+        if not done:
+            self.skipped += 1
+            logger.info(
+                "{}: auto-context skipped: memory did not answer within {} s",
+                session_id,
+                self.deadline_seconds,
+            )
+            return []
+        return task.result()
+
+    async def _lookup(self, session_id: str, agent_id: str, text: str) -> list[SearchHit]:
+        try:
+            await self.memory.index_workspace(agent_id)
+        except Exception as e:  # stale files must not fail a turn; search what is indexed
+            logger.warning("{}: workspace indexing failed: {}", session_id, e)
+        try:
+            result = await self.memory.search(agent_id, text, limit=self.limit)
+        except Exception as e:  # the protocol never raises; a bug must not fail a turn
+            logger.warning("{}: auto-context search failed: {}", session_id, e)
+            return []
+        return list(result.hits)
+
+    async def drain(self, grace_seconds: float) -> None:
+        """Wait up to ``grace_seconds`` for lookups still running in the background, then
+        cancel them (the core's stop; a lookup only reads and indexes, a cancelled one is
+        done again by the next turn)."""
+        running = list(self._running.values())
+        if not running:
+            return
+        _done, pending = await asyncio.wait(running, timeout=grace_seconds)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending)
+
     def forget(self, session_id: str) -> None:
         self._turns.pop(session_id, None)
+
+    async def session_ended(self, end: SessionEnd) -> None:
+        """A session-end hook: a lane that left memory leaves nothing cached here."""
+        if end.closed:
+            self.forget(end.session_id)
 
 
 BATCH_DELAY_SECONDS = 0.1

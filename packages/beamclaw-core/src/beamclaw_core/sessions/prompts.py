@@ -18,6 +18,7 @@ from typing import Any
 from beamclaw_core.messages import Message
 from beamclaw_core.sessions.memory_context import AutoContext
 from beamclaw_core.sessions.runtime import SystemPromptSource
+from beamclaw_core.sessions.short_term import ShortTerm
 from beamclaw_core.skills import (
     EligibilityCache,
     SkillCatalog,
@@ -167,18 +168,27 @@ def takes_latest_message(source: Any) -> bool:
 
 class TurnPrompt:
     """The source the lanes call: the configured one, given the turn's user message (when
-    the caller has none, it is looked up with ``latest``), plus the auto-context message."""
+    the caller has none, it is looked up with ``latest``), plus the short-term memory
+    block (after a reset) and the auto-context message, in that order."""
 
     def __init__(
         self,
         source: SystemPromptSource,
         latest: LatestMessage,
         auto_context: AutoContext | None = None,
+        short_term: ShortTerm | None = None,
     ) -> None:
         self.source = source
         self.latest = latest
         self.pass_latest = takes_latest_message(source)
         self.auto_context = auto_context
+        self.short_term = short_term
+
+    async def drain(self, grace_seconds: float) -> None:
+        """Wait up to ``grace_seconds`` for memory lookups still running in the background,
+        then cancel them (the core's stop)."""
+        if self.auto_context is not None:
+            await self.auto_context.drain(grace_seconds)
 
     async def __call__(
         self,
@@ -194,6 +204,10 @@ class TurnPrompt:
             messages = list(await self.source(session, last_activity_at, text))
         else:
             messages = list(await self.source(session, last_activity_at))
+        if self.short_term is not None:
+            carried = await self.short_term.message(session.session_id, key)
+            if carried is not None:
+                messages.append(carried)
         if self.auto_context is not None and text is not None:
             extra = await self.auto_context.message(session.session_id, session.agent_id, key, text)
             if extra is not None:

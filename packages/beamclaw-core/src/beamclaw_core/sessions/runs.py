@@ -103,11 +103,19 @@ def merge_runs(runs: list[PendingRun]) -> str | tuple[ContentPart, ...]:
     return (TextPart(text=merged), *images)
 
 
+SCHEDULED_META = "scheduled"
+"""``meta`` key of a turn's user message sent by the scheduler (a job, a heartbeat):
+short-term memory does not carry such turns."""
+
+
 def turn_message(runs: list[PendingRun]) -> Message:
     """The user message of the turn ``runs`` become (the first one's id is the turn's):
-    their content merged, their ids and the first one's channel and source in ``meta``."""
+    their content merged, their ids and the first one's channel and source in ``meta``
+    (and ``scheduled`` when the scheduler sent it)."""
     primary = runs[0]
     meta: dict[str, Any] = {"run_ids": [r.id for r in runs], "channel": primary.channel}
     if primary.source_message_id is not None:
         meta["source_message_id"] = primary.source_message_id
+    if primary.scheduled:
+        meta[SCHEDULED_META] = True
     return Message.user(merge_runs(runs), meta=meta)

@@ -194,6 +194,18 @@ class ConversationStore:
             lambda unit: message_log.page(unit, conversation_id, limit, before_seq)
         )
 
+    async def last_reset(self, conversation_id: str) -> int | None:
+        """The ``seq`` of the conversation's last reset marker (None: never reset)."""
+        return await self.db.read(lambda unit: message_log.last_reset(unit, conversation_id))
+
+    async def messages_before(
+        self, conversation_id: str, before_seq: int, *, limit: int
+    ) -> list[StoredMessage]:
+        """The last ``limit`` rows before ``before_seq``, in order (markers included)."""
+        return await self.db.read(
+            lambda unit: message_log.rows_before(unit, conversation_id, before_seq, limit)
+        )
+
     async def messages_after(self, after: dict[str, int]) -> dict[str, list[StoredMessage]]:
         """:meth:`messages` of several conversations (each after its own ``seq``) in one
         read transaction."""

@@ -14,7 +14,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -42,6 +42,20 @@ _LAST_MARKER = Prepared(
     .where(messages.c.conversation_id == sa.bindparam("b_id"), messages.c.kind != MESSAGE)
     .order_by(messages.c.seq.desc())
     .limit(1)
+)
+_LAST_RESET = Prepared(
+    sa.select(sa.func.max(messages.c.seq)).where(
+        messages.c.conversation_id == sa.bindparam("b_id"), messages.c.kind == RESET
+    )
+)
+_ROWS_BEFORE = Prepared(
+    sa.select(messages.c.seq, messages.c.kind, messages.c.content, messages.c.created_at)
+    .where(
+        messages.c.conversation_id == sa.bindparam("b_id"),
+        messages.c.seq < sa.bindparam("b_before"),
+    )
+    .order_by(messages.c.seq.desc())
+    .limit(sa.bindparam("b_limit"))
 )
 _ROWS_AFTER = Prepared(
     sa.select(messages.c.seq, messages.c.kind, messages.c.content, messages.c.created_at)
@@ -143,10 +157,25 @@ def append(
     return [v["b_seq"] for v in values]
 
 
+def last_reset(unit: Unit, conversation_id: str) -> int | None:
+    """The ``seq`` of the conversation's last reset marker (None: never reset)."""
+    found = unit.rows(_LAST_RESET, {"b_id": conversation_id})
+    return int(found[0][0]) if found and found[0][0] is not None else None
+
+
+def rows_before(unit: Unit, conversation_id: str, before: int, limit: int) -> list[StoredMessage]:
+    """The last ``limit`` rows before ``before``, in order (raw history with markers)."""
+    found = unit.rows(_ROWS_BEFORE, {"b_id": conversation_id, "b_before": before, "b_limit": limit})
+    return _stored(reversed(found))
+
+
 def rows_after(unit: Unit, conversation_id: str, after: int) -> list[StoredMessage]:
     """Every row after ``after``, in order (raw history including markers)."""
+    return _stored(unit.rows(_ROWS_AFTER, {"b_id": conversation_id, "b_after": after}))
+
+
+def _stored(found: Iterable[Sequence[Any]]) -> list[StoredMessage]:
     out: list[StoredMessage] = []
-    found = unit.rows(_ROWS_AFTER, {"b_id": conversation_id, "b_after": after})
     for seq, kind, content, created in found:
         if kind == MESSAGE:
             out.append(StoredMessage(seq, kind, Message.model_validate(content), {}, created))

@@ -60,6 +60,18 @@ if TYPE_CHECKING:
     )
     from beamclaw_core.workspace.prompt_cache import PromptCache
     from beamclaw_core.workspace.sections import PromptSection, ReadText, SectionKind, read_text
+    from beamclaw_core.workspace.tasks import (
+        TASKS_FILENAME,
+        TASKS_TEMPLATE,
+        Task,
+        find_task,
+        link_schedule,
+        open_tasks,
+        parse_tasks,
+        read_tasks,
+        write_atomic,
+        write_tasks,
+    )
     from beamclaw_core.workspace.templates import BOOTSTRAP_FILES, BootstrapFile, default_template
     from beamclaw_core.workspace.tokens import (
         estimate_message_tokens,
@@ -130,6 +142,18 @@ else:
                 "SectionKind",
                 "read_text",
             ),
+            "beamclaw_core.workspace.tasks": (
+                "TASKS_FILENAME",
+                "TASKS_TEMPLATE",
+                "Task",
+                "find_task",
+                "link_schedule",
+                "open_tasks",
+                "parse_tasks",
+                "read_tasks",
+                "write_atomic",
+                "write_tasks",
+            ),
             "beamclaw_core.workspace.templates": (
                 "BOOTSTRAP_FILES",
                 "BootstrapFile",
@@ -159,6 +183,8 @@ __all__ = [
     "PROTECTED_AGENTS",
     "REHATCH_KEEPS",
     "REHATCH_RESETS",
+    "TASKS_FILENAME",
+    "TASKS_TEMPLATE",
     "TRUNCATION_MARKER",
     "AgentDetails",
     "AgentExistsError",
@@ -177,6 +203,7 @@ __all__ = [
     "RehatchResult",
     "SectionKind",
     "SystemPrompt",
+    "Task",
     "Truncated",
     "UserTimezone",
     "WorkspaceError",
@@ -197,9 +224,14 @@ __all__ = [
     "estimate_messages_tokens",
     "estimate_tokens",
     "estimate_tool_tokens",
+    "find_task",
     "format_elapsed",
     "is_valid_agent_name",
+    "link_schedule",
     "list_agents",
+    "open_tasks",
+    "parse_tasks",
+    "read_tasks",
     "read_text",
     "rehatch_agent",
     "resolve_timezone",
@@ -207,4 +239,6 @@ __all__ = [
     "timezone_from_user_md",
     "truncate_for_prompt",
     "validate_agent_name",
+    "write_atomic",
+    "write_tasks",
 ]

@@ -5,7 +5,7 @@
 
 import { api, captureFragmentToken, RefusedError, setRefusalHandler, token, UnreachableError } from "./api.js";
 import { Chat } from "./chat.js";
-import { showApprovals, showHealth, showSchedules, showSessions, showUsage } from "./control.js";
+import { showApprovals, showHealth, showSchedules, showSessions, showTasks, showUsage } from "./control.js";
 import { byId } from "./dom.js";
 import { GatewaySocket } from "./socket.js";
 
@@ -16,6 +16,7 @@ const VIEWS = {
   approvals: showApprovals,
   usage: showUsage,
   schedules: showSchedules,
+  tasks: showTasks,
 };
 
 let bootAttempt = 0;

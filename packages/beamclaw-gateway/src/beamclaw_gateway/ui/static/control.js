@@ -1,5 +1,6 @@
 // The control views: sessions (and one session's transcript), health of every component,
-// pending approvals, usage and cost per agent and day, schedules. Each loads when shown
+// pending approvals, usage and cost per agent and day, schedules, the agents' own tasks
+// (TASKS.md). Each loads when shown
 // and on its Refresh button; nothing polls in the background.
 
 import { api, HttpError, RefusedError } from "./api.js";
@@ -216,6 +217,36 @@ export async function showSchedules() {
         cell(when(s.last_run_at)),
         cell(`${s.fire_count ?? 0} / ${s.error_count ?? 0}`, { class: "num" }),
         el("td", { class: "buttons" }, toggle, act("Delete", "DELETE", base)),
+      ),
+    );
+  }
+}
+
+export async function showTasks() {
+  const table = byId("tasks-table");
+  const note = byId("tasks-note");
+  const body = table.tBodies[0];
+  let data;
+  try {
+    data = await api("/api/tasks");
+  } catch (exc) {
+    table.hidden = true;
+    note.textContent = failure(exc);
+    return;
+  }
+  const tasks = [...(data.tasks ?? [])].sort((a, b) => Number(a.done) - Number(b.done));
+  note.textContent = tasks.length ? "" : "No tasks: an agent keeps its own list in TASKS.md.";
+  table.hidden = !tasks.length;
+  clear(body);
+  for (const t of tasks) {
+    body.append(
+      el(
+        "tr",
+        { "data-task": `${t.agent_id}:${t.line}` },
+        cell(clip(t.text, 120)),
+        cell(t.agent_id),
+        cell(t.done ? "done" : "open"),
+        cell(t.schedule_id),
       ),
     );
   }
