@@ -224,14 +224,27 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
+_compiled: list[bool] = []
+
+
+def compile_once() -> None:
+    """Bytecode caches for every fresh process this run starts (see ``bench.startup``)."""
+    if not _compiled:
+        from bench.startup import compile_bytecode
+
+        compile_bytecode()
+        _compiled.append(True)
+
+
 @contextmanager
-def served_gateway(upstream_url: str) -> Generator[Served]:
+def served_gateway(upstream_url: str, lane_idle: float = LANE_IDLE_SECONDS) -> Generator[Served]:
     """``beamclaw serve`` on a free port, its only provider the fake upstream, in a
-    throwaway ``BEAMCLAW_HOME``, idle lanes evicted after ``LANE_IDLE_SECONDS``;
+    throwaway ``BEAMCLAW_HOME``, idle lanes evicted after ``lane_idle`` seconds;
     stopped (SIGTERM) at the end of the block."""
+    compile_once()
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
-        config = CONFIG.format(url=upstream_url, lane_idle=LANE_IDLE_SECONDS)
+        config = CONFIG.format(url=upstream_url, lane_idle=lane_idle)
         (home / "beamclaw.toml").write_text(config)
         port = free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("BEAMCLAW_")}
