@@ -98,8 +98,8 @@ def _draw_memory(results: Results, ax: Any) -> None:
     ax.plot(sessions, fp["series_rss_mb_by_sessions"], "-o", label="beamclaw: idle sessions")
     ws = [per * i for i in range(len(fp["series_rss_mb_by_websockets"]))]
     ax.plot(ws, fp["series_rss_mb_by_websockets"], "-s", label="beamclaw: open WebSockets")
-    peers = _area(results, "peers")
-    for gw in peers.get("gateways", []) if peers is not None else []:
+    peers = _area(results, "peers") or {}
+    for gw in peers.get("gateways", []):
         ready, after = peers.get(f"{gw}_rss_mb_ready"), peers.get(f"{gw}_rss_mb_after_1k_sessions")
         if isinstance(ready, int | float) and isinstance(after, int | float):
             ax.plot([0, int(peers["sessions"])], [ready, after], ":^", label=f"{gw} (peers run)")
