@@ -43,9 +43,9 @@ from bench.peers.targets import TARGETS, Body, Message, Running, direct_body
 DEFAULT = False
 
 BLOCK = 10
-ADDED_TURNS = 100 if not QUICK else 20
-TTFT_TURNS = 40 if not QUICK else 10
-LOAD = {1: 40, 10: 100, 50: 200} if not QUICK else {1: 10, 10: 30, 50: 50}
+ADDED_TURNS = 60 if not QUICK else 20
+TTFT_TURNS = 30 if not QUICK else 10
+LOAD = {1: 30, 10: 60, 50: 100} if not QUICK else {1: 10, 10: 30, 50: 50}
 HISTORY_TURNS = 300 if not QUICK else 40
 SESSIONS = 1000 if not QUICK else 100
 EARLY = (11, 30)
