@@ -16,7 +16,8 @@ Reported per path, medians over ``ROUNDS`` rounds:
 * ``<path>_stalled``: streams with a gap over ``STALL_MS`` between two content chunks
   (goal 0); ``<path>_max_gap_p99_ms``: the 99th percentile of each stream's longest gap;
 * ``<path>_ttft_p50_ms``/``p99`` and ``<path>_added_ttft_p50_ms``/``p99`` (minus the
-  direct streams' at the same percentile, in the same round);
+  direct streams' at the same percentile, in the same round), ``_rounds_ms`` the lowest
+  and highest round's added p50;
 * ``<path>_gap_p50_ms``/``p99``: every inter-chunk gap of every stream.
 
 ``samples_ttft_ms_<path>``: each stream's time to first token in the last round (the
@@ -123,6 +124,10 @@ async def _measure(upstream: str, gw: Served) -> dict[str, Any]:
                         added = rounds[f"{name}_ttft_{p}_ms"][-1] - base[f"direct_ttft_{p}_ms"]
                         rounds.setdefault(f"{name}_added_ttft_{p}_ms", []).append(added)
     out: dict[str, Any] = {k: round(statistics.median(v), 3) for k, v in rounds.items()}
+    for name in ("sse", "ws"):
+        spread = rounds.get(f"{name}_added_ttft_p50_ms", [])
+        if spread:
+            out[f"{name}_added_ttft_p50_rounds_ms"] = f"{min(spread):.1f}..{max(spread):.1f}"
     for name, values in samples.items():
         out[f"samples_ttft_ms_{name}"] = values
     return out
