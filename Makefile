@@ -66,6 +66,18 @@ typecheck: install ## pyright in strict mode over every package
 bench: install services ## Benchmarks: ratios against in-run baselines, medians, peak memory
 	@set -a; . ./$(SERVICES_ENV); set +a; $(PY) -m bench --doc docs/benchmarks.md
 
+PEERS := .bench-peers
+LITELLM_VERSION ?= 1.108.7
+NANOBOT_VERSION ?= 0.3.5
+
+.PHONY: bench-peers
+bench-peers: install ## BeamClaw beside LiteLLM's proxy and nanobot (own venvs in .bench-peers/), one fake upstream
+	@[ -x $(PEERS)/litellm/bin/litellm ] || { $(UV) venv -q -p 3.11 $(PEERS)/litellm && \
+	  VIRTUAL_ENV=$(PEERS)/litellm $(UV) pip install -q "litellm[proxy]==$(LITELLM_VERSION)"; }
+	@[ -x $(PEERS)/nanobot/bin/nanobot ] || { $(UV) venv -q -p 3.11 $(PEERS)/nanobot && \
+	  VIRTUAL_ENV=$(PEERS)/nanobot $(UV) pip install -q "nanobot-ai[api]==$(NANOBOT_VERSION)"; }
+	@$(PY) -m bench --merge --doc docs/benchmarks.md peers
+
 .PHONY: build
 build: install ## Build a wheel and sdist of every package into dist/
 	@for p in packages/*/; do uv build --quiet --package "$$(basename $$p)" --out-dir dist || exit 1; done

@@ -4,9 +4,12 @@ Each ``bench/<area>.py`` exposes ``run()`` (sync or async) returning a flat-ish 
 measurements. Benchmarks report ratios against a baseline measured in the same run,
 medians over several rounds, and peak memory; they never assert (tests do that).
 
-Usage: ``python -m bench [--doc PATH] [AREA ...]`` — results also go to
-``bench/results/latest.json``; with ``--doc`` they are also rendered as Markdown (goals
-first, see :mod:`bench._report`) to ``PATH`` (``make bench`` writes ``docs/benchmarks.md``).
+Usage: ``python -m bench [--merge] [--doc PATH] [AREA ...]`` — results also go to
+``bench/results/latest.json`` (with ``--merge``, into it: the areas of this run replace
+theirs, the others are kept, as ``make bench-peers`` adds ``peers`` to a full run); with
+``--doc`` they are also rendered as Markdown (goals first, see :mod:`bench._report`) to
+``PATH`` (``make bench`` writes ``docs/benchmarks.md``), with PNG plots
+(:mod:`bench._plots`) in ``bench/`` beside it.
 """
 
 from __future__ import annotations
@@ -54,15 +57,24 @@ def _print(name: str, result: dict[str, Any]) -> None:
         print(f"  {key:<48} {value}")
 
 
+USAGE = "usage: python -m bench [--merge] [--doc PATH] [AREA ...]"
+
+
 def main(argv: list[str]) -> int:
     doc: Path | None = None
+    merge = argv[:1] == ["--merge"]
+    if merge:
+        argv = argv[1:]
     if argv[:1] == ["--doc"]:
         if len(argv) < 2:
-            print("usage: python -m bench [--doc PATH] [AREA ...]", file=sys.stderr)
+            print(USAGE, file=sys.stderr)
             return 2
         doc, argv = Path(argv[1]), argv[2:]
     areas = argv or discover()
+    out = HERE / "results"
     results: dict[str, Any] = {}
+    if merge and (out / "latest.json").exists():
+        results = json.loads((out / "latest.json").read_text())
     failed = False
     for area in areas:
         try:
@@ -72,15 +84,16 @@ def main(argv: list[str]) -> int:
             failed = True
             results[area] = {"error": f"{type(exc).__name__}: {exc}"}
             print(f"\n== {area} == FAILED: {exc}", file=sys.stderr)
-    out = HERE / "results"
     out.mkdir(exist_ok=True)
     (out / "latest.json").write_text(json.dumps(results, indent=2, default=str))
     print(f"\nresults written to {out / 'latest.json'}")
     if doc is not None:
+        from bench._plots import draw
         from bench._report import render
 
-        doc.write_text(render(results))
-        print(f"report written to {doc}")
+        figures = draw(results, doc.parent / "bench")
+        doc.write_text(render(results, figures, "bench"))
+        print(f"report written to {doc}, {len(figures)} plots in {doc.parent / 'bench'}")
     return 1 if failed else 0
 
 

@@ -11,7 +11,7 @@ import os
 import platform
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -68,8 +68,42 @@ def _streaming_goals() -> list[Goal]:
     return goals
 
 
+def _load_goals() -> list[Goal]:
+    goals: list[Goal] = []
+    for path, name in (("sse", "/v1 SSE"), ("ws", "/ws")):
+        goals.append(
+            Goal(
+                f"dropped streams of 200 at once, {name}", "streams", f"{path}_dropped", "<=", 0, ""
+            )
+        )
+        goals.append(
+            Goal(
+                f"streams stalled > 200 ms of 200, {name}",
+                "streams",
+                f"{path}_stalled",
+                "<=",
+                0,
+                "",
+            )
+        )
+    goals += [
+        Goal("failed turns at 50 clients", "load", "c50_gateway_error_rate", "<=", 0, ""),
+        Goal("RSS per 1,000 idle sessions", "footprint", "rss_mb_per_1k_sessions", "<=", 100, "MB"),
+        Goal(
+            "RSS per 1,000 open WebSockets",
+            "footprint",
+            "rss_mb_per_1k_websockets",
+            "<=",
+            100,
+            "MB",
+        ),
+    ]
+    return goals
+
+
 GOALS: tuple[Goal, ...] = (
     *_streaming_goals(),
+    *_load_goals(),
     Goal("added p50 at turns 900-1,000 / turns 20-120", "history", "late_vs_early", "<=", 1.2, "×"),
     Goal("added p50 per turn at turns 20-120", "history", "added_p50_early_ms", "<=", 2.0, "ms"),
     Goal("added p50 per turn at turns 900-1,000", "history", "added_p50_late_ms", "<=", 2.0, "ms"),
@@ -99,9 +133,15 @@ GOALS: tuple[Goal, ...] = (
 )
 
 
+LONG_LIST = 20
+"""Lists longer than this (per-stream samples) are plotted, not printed."""
+
+
 def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
+    if isinstance(value, list) and len(value) > LONG_LIST:  # pyright: ignore[reportUnknownArgumentType]
+        return f"{len(value)} values (plotted)"  # pyright: ignore[reportUnknownArgumentType]
     if isinstance(value, list):
         return ", ".join(_fmt(v) for v in value)  # pyright: ignore[reportUnknownVariableType]
     return str(value)
@@ -126,8 +166,12 @@ def _machine() -> list[str]:
     ]
 
 
-def render(results: Mapping[str, Any]) -> str:
-    """The Markdown page for ``results`` (area -> measurements, as ``bench`` writes them)."""
+def render(
+    results: Mapping[str, Any], figures: Sequence[tuple[str, str]] = (), figure_dir: str = "bench"
+) -> str:
+    """The Markdown page for ``results`` (area -> measurements, as ``bench`` writes them),
+    embedding ``figures`` ((title, file name) under ``figure_dir``, relative to the page)
+    after the goals."""
     lines = [
         "# Benchmarks",
         "",
@@ -154,6 +198,11 @@ def render(results: Mapping[str, Any]) -> str:
             f"| {goal.label} | `{goal.area}.{goal.metric}` | {goal.op} {goal.target:g}{unit} "
             f"| {shown} | {verdict} |"
         )
+    if figures:
+        lines += ["", "## Plots", ""]
+        for title, name in figures:
+            lines += [f"![{title}]({figure_dir}/{name})", ""]
+        lines.pop()
     for area, measured in results.items():
         lines += ["", f"## {area}", "", "| measurement | value |", "|---|---|"]
         if not isinstance(measured, Mapping):

@@ -93,7 +93,7 @@ def _cold_start(env: dict[str, str], port: int) -> tuple[float, float]:
             proc.wait()
 
 
-def _compile_bytecode() -> None:
+def compile_bytecode() -> None:
     """Write the bytecode caches a normal install has after its first run.
 
     With ``PYTHONDONTWRITEBYTECODE`` set (as on the development machines) and no caches,
@@ -112,7 +112,7 @@ def _compile_bytecode() -> None:
 
 def run() -> dict[str, Any]:
     result: dict[str, Any] = {}
-    _compile_bytecode()
+    compile_bytecode()
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
         env = _env(home, _free_port())

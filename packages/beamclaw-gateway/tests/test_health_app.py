@@ -68,6 +68,12 @@ async def test_metrics_is_prometheus_text_and_counts_events(client: httpx.AsyncC
     assert 'beamclaw_tool_calls_total{success="True",tool="think"} 1.0' in r.text
 
 
+async def test_metrics_counts_the_live_asyncio_tasks(client: httpx.AsyncClient) -> None:
+    r = await client.get("/metrics")
+    line = next(x for x in r.text.splitlines() if x.startswith("beamclaw_asyncio_tasks "))
+    assert int(line.split()[1]) >= 1  # at least the task serving this request
+
+
 async def test_metrics_can_be_disabled(beamclaw_home: Path) -> None:
     config = BeamclawConfig()
     config.obs.metrics_enabled = False

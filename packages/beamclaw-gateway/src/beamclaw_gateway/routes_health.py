@@ -92,4 +92,14 @@ async def metrics(request: Request) -> Response:
         raise ApiError(
             404, "Metrics are disabled ([obs] metrics_enabled = false).", code="metrics_disabled"
         )
-    return Response(rt.metrics.render(), media_type=PROMETHEUS_CONTENT_TYPE)
+    return Response(rt.metrics.render() + _tasks_gauge(), media_type=PROMETHEUS_CONTENT_TYPE)
+
+
+def _tasks_gauge() -> bytes:
+    """The event loop's live asyncio tasks, read at scrape time (leak checks: the count
+    must return to its baseline after a load run; ``bench/footprint.py`` reads it)."""
+    return (
+        b"# HELP beamclaw_asyncio_tasks Live asyncio tasks on the gateway's event loop\n"
+        b"# TYPE beamclaw_asyncio_tasks gauge\n"
+        b"beamclaw_asyncio_tasks %d\n" % len(asyncio.all_tasks())
+    )
