@@ -38,6 +38,9 @@ class LocalLink:
     async def tell(self, command: Command) -> None:
         self._commands.put_nowait(command)
 
+    async def follow(self, session_id: str) -> None:
+        return None
+
     def publish(self, event: TurnEvent) -> None:
         return None
 

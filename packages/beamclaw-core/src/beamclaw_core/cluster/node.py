@@ -110,6 +110,7 @@ class ClusterNode:
         """Queue ``run`` durably for the owner of ``lane``'s session and wake it; the
         handle ends with the owner's terminal event for it (relayed)."""
         handle = lane.publisher.open(run.id, drafts)
+        await self.link.follow(lane.id)
         await self._store.enqueue(lane.id, run.id, run.payload(), now=run.created_at)
         await self.link.tell(Command("wake", lane.id))
         return handle

@@ -58,6 +58,11 @@ class ClusterLink(Protocol):
         """Send ``command`` to every node (its session's owner acts on it)."""
         ...
 
+    async def follow(self, session_id: str) -> None:
+        """Relay the session's events to this node from now on (before a forwarded run
+        can start); later the inbox's :meth:`~LinkInbox.watched` decides."""
+        ...
+
     def publish(self, event: TurnEvent) -> None:
         """Relay an event of a session this node owns to the other nodes (in order,
         never blocking the loop)."""
