@@ -112,10 +112,13 @@ class ConversationStore:
     async def delete_inactive(self, before: float, *, keep: Collection[str] = ()) -> list[str]:
         """History retention: delete top-level conversations (with their messages, runs
         and children) not in a turn and last active before ``before``, except ``keep``
-        (those in use); their ids."""
+        (those in use); their ids. On PostgreSQL one node at a time sweeps (an advisory
+        lock; a node that finds it taken deletes nothing this time)."""
         spared = set(keep)
 
         def work(unit: Unit) -> tuple[list[str], list[str]]:
+            if not listing.sweep_lock(unit):
+                return [], []  # another node sweeps now
             ids = listing.inactive(unit, before, keep=spared)
             return ids, rows.delete_trees(unit, ids)[1] if ids else []
 
