@@ -16,7 +16,8 @@ from beamclaw_core.cluster import (
 
 
 def test_a_grant_that_follows_this_nodes_last_keeps_its_cache() -> None:
-    assert claim_after("s", None, 1) == Claim("s", 1, stale=False)  # never held here
+    assert claim_after("s", None, 0) == Claim("s", 0, stale=False)  # a single node's first
+    assert claim_after("s", None, 1) == Claim("s", 1, stale=True)  # loaded while others wrote
     assert claim_after("s", 4, 5) == Claim("s", 5, stale=False)  # nobody in between
     assert claim_after("s", 0, 0) == Claim("s", 0, stale=False)  # a single node
     assert claim_after("s", 4, 7) == Claim("s", 7, stale=True)  # others owned 5 and 6

@@ -1,9 +1,10 @@
 """Pure lease decisions: what a grant means for what this node has cached.
 
-A lease's epoch grows by one with every grant (Redis ``INCR``; the single-node link grants
-0 every time). A node keeps the last epoch it was granted per session; when its next grant
-follows it directly, nobody else owned the session in between and its cached view and
-state are still the truth; otherwise it must read them again from the store.
+A lease's epoch grows by one with every grant (Redis ``INCR``, from 1; the single-node link
+grants 0 every time). A node keeps the last epoch it was granted per session; when its
+next grant follows it directly, nobody else owned the session in between and its cached
+view and state are still the truth; otherwise — and on a first grant above 0, since the
+lane may have been loaded while another node wrote — it must read them again.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ class Claim:
 
 def claim_after(session_id: str, previous: int | None, granted: int) -> Claim:
     """The claim a grant of ``granted`` makes, after this node last held ``previous``."""
-    follows = previous is not None and granted in (previous, previous + 1)
-    return Claim(session_id, granted, stale=previous is not None and not follows)
+    if previous is None:
+        return Claim(session_id, granted, stale=granted > 0)
+    return Claim(session_id, granted, stale=granted not in (previous, previous + 1))
 
 
 def renew_interval(lease_seconds: float) -> float:
