@@ -9,17 +9,26 @@ the session to another node within the lease, nothing lost or doubled.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import httpx
 import pytest
 import pytest_asyncio
+import websockets
 
 from beamclaw_core.store import ConversationStore
-from beamclaw_core.testing import FakeOpenAIServer, FakeReply, RecordedRequest
+from beamclaw_core.testing import (
+    FakeLLMServer,
+    FakeOpenAIServer,
+    FakeReply,
+    FakeToolCall,
+    RecordedRequest,
+)
 from beamclaw_memory import Database
 
 from .cluster_support import LEASE_SECONDS, Node, free_port, node_config, service_url
@@ -42,13 +51,18 @@ def _last_user_text(request: RecordedRequest) -> str:
 
 def _echo(request: RecordedRequest) -> FakeReply:
     text = _last_user_text(request)
+    if request.body["messages"][-1].get("role") == "tool":
+        return FakeReply("the file is written")
+    if "please write" in text:
+        call = FakeToolCall("write_file", {"path": "note.txt", "content": "hi"}, id="call-1")
+        return FakeReply(tool_calls=(call,))
     if "hang here" in text:
         return FakeReply("never sent", hold=HANG)
     return FakeReply(f"echo: {text}")
 
 
 class Cluster:
-    def __init__(self, nodes: list[Node], llm: FakeOpenAIServer, database_url: str) -> None:
+    def __init__(self, nodes: list[Node], llm: FakeLLMServer, database_url: str) -> None:
         self.nodes = nodes
         self.llm = llm
         self.database_url = database_url
@@ -111,7 +125,7 @@ async def _ask(node: Node, session_id: str, text: str) -> str:
     async with httpx.AsyncClient(base_url=node.base_url, timeout=60) as client:
         response = await client.post(
             "/v1/chat/completions",
-            headers={"X-Session-Id": session_id},
+            headers={"X-Session-Id": session_id, "X-Approval-Mode": "wait"},
             json={"model": "default", "messages": [{"role": "user", "content": text}]},
         )
     assert response.status_code == 200, response.text
@@ -166,6 +180,41 @@ async def test_messages_sent_at_once_to_three_nodes_are_each_answered_once(
     for position, (role, text) in enumerate(history):  # each question, then its answer
         if role == "user":
             assert history[position + 1] == ("assistant", f"echo: {text}")
+
+
+async def test_a_ws_client_on_one_node_sees_and_answers_a_turn_on_another(
+    cluster: Cluster,
+) -> None:
+    session = f"ws-{uuid.uuid4().hex[:6]}"
+    watcher, runner = cluster.nodes[0], cluster.nodes[1]
+    assert await _ask(runner, session, "hello") == "echo: hello"
+    url = watcher.base_url.replace("http://", "ws://") + "/ws"
+    async with websockets.connect(url) as ws:
+
+        async def frame(kind: str) -> dict[str, Any]:
+            while True:
+                data = json.loads(await asyncio.wait_for(ws.recv(), 30))
+                if data.get("type") == kind:
+                    return data
+
+        await ws.send(json.dumps({"type": "subscribe", "session_id": session}))
+        await frame("subscribed")
+        await asyncio.sleep(0.6)  # the watcher reads the session's stream from here on
+        asking = asyncio.ensure_future(_ask(runner, session, "please write a note"))
+        requested = await frame("approval_requested")
+        await ws.send(
+            json.dumps(
+                {
+                    "type": "approval",
+                    "session_id": session,
+                    "request_id": requested["request_id"],
+                    "decision": "yes",
+                }
+            )
+        )
+        done = await frame("turn_done")
+        assert done["text"] == "the file is written"
+    assert await asking == "the file is written"
 
 
 async def test_one_rate_limit_across_nodes(cluster: Cluster) -> None:

@@ -392,6 +392,14 @@ class Core:
                     return "answered", info
             if lane.answered(request_id):
                 return "already_answered", None
+        asked = self._node.remote_approval(request_id)  # cluster hook: a turn elsewhere
+        if asked is not None and await self._node.answer(asked.session_id, request_id, decision):
+            lane = self._lanes.get(asked.session_id)
+            agent = lane.agent_id if lane is not None else ""
+            info = PendingApprovalInfo(
+                asked.session_id, request_id, agent, asked.tool, dict(asked.args)
+            )
+            return "answered", info
         return "unknown", None
 
     async def always_grants(

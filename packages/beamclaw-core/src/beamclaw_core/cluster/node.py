@@ -30,7 +30,7 @@ from beamclaw_core.cluster.lease import sweep_interval
 from beamclaw_core.cluster.leases import SessionLeases
 from beamclaw_core.cluster.ports import ClusterLink
 from beamclaw_core.loop.inputs import Decision
-from beamclaw_core.loop.turn_events import TurnEvent
+from beamclaw_core.loop.turn_events import ApprovalRequested, ApprovalResolved, TurnEvent
 from beamclaw_core.sessions.bus import TurnHandle
 from beamclaw_core.sessions.lane import SessionLane
 from beamclaw_core.sessions.runs import PendingRun
@@ -74,6 +74,8 @@ class ClusterNode:
         self._sleep = sleep
         self.leases = SessionLeases(link, store.fences, sleep, self._lost)
         self._tasks: set[asyncio.Task[None]] = set()
+        self._remote_approvals: dict[str, ApprovalRequested] = {}
+        """Approvals pending in turns other nodes run, by request id (from their events)."""
 
     # ------------------------------------------------------------ lifecycle
 
@@ -164,9 +166,22 @@ class ClusterNode:
         return [sid for sid in self._host.loaded_ids() if not self.leases.held(sid)]
 
     def on_event(self, event: TurnEvent) -> None:
+        if isinstance(event, ApprovalRequested):
+            self._remote_approvals[event.request_id] = event
+        elif isinstance(event, ApprovalResolved) or event.terminal:
+            self._remote_approvals = {
+                rid: asked
+                for rid, asked in self._remote_approvals.items()
+                if asked.session_id != event.session_id
+                and not (isinstance(event, ApprovalResolved) and rid == event.request_id)
+            }
         lane = self._host.loaded(event.session_id)
         if lane is not None and not self.leases.held(event.session_id):
             lane.publisher.mirror(event)
+
+    def remote_approval(self, request_id: str) -> ApprovalRequested | None:
+        """The approval ``request_id`` if a turn on another node waits for it."""
+        return self._remote_approvals.get(request_id)
 
     async def on_command(self, command: Command) -> None:
         sid = command.session_id
