@@ -32,10 +32,16 @@ def service_url(var: str) -> str:
     return url
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free ports (all held open while chosen, so none repeats)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [int(s.getsockname()[1]) for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
 
 
 def node_config(
@@ -100,7 +106,9 @@ class Node:
         deadline = time.monotonic() + seconds
         async with httpx.AsyncClient(base_url=self.base_url, timeout=5) as client:
             while time.monotonic() < deadline:
-                assert self.proc is not None and self.proc.poll() is None, self.log.read_text()
+                assert self.proc is not None
+                code = self.proc.poll()
+                assert code is None, f"{self.name} exited ({code}):\n{self.log.read_text()}"
                 try:
                     if (await client.get("/ready")).status_code == 200:
                         return

@@ -31,7 +31,7 @@ from beamclaw_core.testing import (
 )
 from beamclaw_memory import Database
 
-from .cluster_support import LEASE_SECONDS, Node, free_port, node_config, service_url
+from .cluster_support import LEASE_SECONDS, Node, free_ports, node_config, service_url
 
 pytestmark = [
     pytest.mark.postgres,
@@ -57,7 +57,7 @@ def _echo(request: RecordedRequest) -> FakeReply:
         call = FakeToolCall("write_file", {"path": "note.txt", "content": "hi"}, id="call-1")
         return FakeReply(tool_calls=(call,))
     if "hang here" in text:
-        return FakeReply("never sent", hold=HANG)
+        return FakeReply("answered after the failover", hold=HANG)  # holds only a stream
     return FakeReply(f"echo: {text}")
 
 
@@ -99,8 +99,7 @@ async def cluster(
     prefix = f"bc-test-{uuid.uuid4().hex[:8]}"
     async with FakeOpenAIServer([_echo] * 500) as llm:
         nodes: list[Node] = []
-        for name in ("n1", "n2", "n3"):
-            port = free_port()
+        for name, port in zip(("n1", "n2", "n3"), free_ports(3), strict=True):
             config = node_config(
                 port=port,
                 node_id=name,
@@ -262,7 +261,8 @@ async def test_kill_9_of_the_owner_mid_turn_hands_the_session_over(cluster: Clus
     asking.cancel()  # its node is gone: whatever it got is not the answer
     await asyncio.gather(asking, return_exceptions=True)
     # another node takes the lease once it expires and recovers the turn as after a
-    # restart: the interrupted turn ends (an error, no answer), its question stays
+    # restart: the interrupted turn either ends (an error, no answer) or is run again
+    # (its question answered once); the question itself stays, once
     store = ConversationStore(Database(cluster.database_url))
     try:
         state = "awaiting_llm"
@@ -274,11 +274,13 @@ async def test_kill_9_of_the_owner_mid_turn_hands_the_session_over(cluster: Clus
             state = record.state.kind
     finally:
         await store.db.dispose()
-    assert await _history(other, session) == [
+    recovered = await _history(other, session)
+    assert recovered[:3] == [
         ("user", "before"),
         ("assistant", "echo: before"),
         ("user", "hang here"),
     ]
+    assert recovered[3:] in ([], [("assistant", "answered after the failover")]), recovered
     # the session goes on on another node; nothing was lost or doubled
     assert await _ask(other, session, "after") == "echo: after"
     history = await _history(cluster.nodes[1], session)
