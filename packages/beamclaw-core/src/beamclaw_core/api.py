@@ -302,8 +302,10 @@ class Core:
         content = check_images(content, self._rt.settings.attachments.limits())
         lane = await self._lane(self.person(address), session_id=session_id, pin=True)
         try:
-            async with self._lock:  # cluster hook: run here, or hand it to the owner
-                owned = await self._node.own(lane) is not None
+            owned = self._node.owns(lane.id)  # cluster hook: run here, or hand it over
+            if not owned:
+                async with self._lock:
+                    owned = await self._node.own(lane) is not None
             if not owned:
                 return await self._forward(
                     lane, content, source_message_id, address.channel, drafts, scheduled
