@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import replace
 
@@ -33,6 +34,10 @@ from loguru import logger
 from beamclaw_core.agent_settings import AgentSettings
 from beamclaw_core.approvals import AlwaysGrant
 from beamclaw_core.attachments import check_images
+from beamclaw_core.cluster.errors import NotOwnerError
+from beamclaw_core.cluster.local import LocalLink
+from beamclaw_core.cluster.node import ClusterNode, LaneHost
+from beamclaw_core.cluster.ports import ClusterLink
 from beamclaw_core.conversation.port import AnswerOutcome, PendingApprovalInfo
 from beamclaw_core.identities import Identities
 from beamclaw_core.loop import effects as fx
@@ -40,13 +45,14 @@ from beamclaw_core.loop.inputs import Decision, SubAgentResult
 from beamclaw_core.messages import Message, Role
 from beamclaw_core.providers import Provider
 from beamclaw_core.sessions.bus import Subscription, TurnHandle
+from beamclaw_core.sessions.commands import parse_command
 from beamclaw_core.sessions.composition import CoreHooks, CoreParts, build_runtime, provider_lookup
 from beamclaw_core.sessions.ends import SessionEnd, SessionEndHook
 from beamclaw_core.sessions.lane import SessionInfo, SessionLane
 from beamclaw_core.sessions.maintenance import Maintenance
 from beamclaw_core.sessions.memory_context import TranscriptIndexer
 from beamclaw_core.sessions.prompts import StaticPrompt, TurnPrompt, WorkspacePrompt
-from beamclaw_core.sessions.runs import SessionAddress
+from beamclaw_core.sessions.runs import PendingRun, SessionAddress
 from beamclaw_core.sessions.runtime import ProviderLookup, SystemPromptSource
 from beamclaw_core.sessions.usage import LaneUsage
 from beamclaw_core.settings import CoreSettings
@@ -92,6 +98,21 @@ class Core:
             TranscriptIndexer(self._rt.store, parts.memory) if parts.memory is not None else None
         )
         self._usage = LaneUsage(self._rt.clock)
+        # cluster hook: which sessions this node runs (all of them on a single node)
+        self._node = ClusterNode(
+            parts.link or LocalLink(),
+            self._rt.store,
+            LaneHost(
+                lock=self._lock,
+                loaded=self._lanes.get,
+                loaded_ids=lambda: list(self._lanes),
+                load=self._load_by_id,
+                unload=self._unload,
+                refresh=self._refresh,
+                run=self._ensure_running,
+            ),
+            parts.sleep,
+        )
         self.identities = Identities(parts.database, self._rt.clock)
         """Channel accounts linked to persons: an account's messages go to its person's
         sessions (see :mod:`beamclaw_core.identities`)."""
@@ -116,6 +137,7 @@ class Core:
         memory: MemoryService | None = None,
         memory_settings: MemorySettings | None = None,
         agents: Mapping[str, AgentSettings] | None = None,
+        link: ClusterLink | None = None,
     ) -> Core:
         """Build a core (nothing runs until :meth:`start`).
 
@@ -141,6 +163,8 @@ class Core:
             agents: ``[agents.<id>]`` sections; an agent's ``autonomy_level`` replaces
                 ``[core] autonomy_level`` for its turns (its provider and model are the
                 ``provider`` lookup's business). None: every agent uses ``[core]``.
+            link: cluster mode's leases, commands and events (docs/scale-out.md); None:
+                this node alone runs every session.
         """
         if database is None or isinstance(database, str):
             from beamclaw_memory import resolve_database_url
@@ -171,6 +195,7 @@ class Core:
                 memory=memory,
                 memory_settings=memory_settings or MemorySettings(),
                 agents=dict(agents or {}),
+                link=link,
             )
         )
 
@@ -198,15 +223,12 @@ class Core:
             window_seconds=r.window_seconds,
             backoff=Backoff(initial=r.backoff_seconds, maximum=max(r.backoff_seconds, 1.0)),
         )
+        self._node.start()
         busy = set(await self._rt.store.busy())
         with_runs = {p.conversation_id for p in await self._rt.store.pending()}
         for session_id in sorted(busy | with_runs):
-            lane = await self._lane_by_id(session_id)
-            if lane is None:
-                continue
-            lane.recover_as_restart = session_id in busy
-            await lane.restore_queue()
-            self._ensure_running(lane)
+            # cluster hook: only sessions whose lease is free (no live node runs them)
+            await self._node.pickup(session_id, restart=session_id in busy)
         if maintenance:
             self._maintenance = Maintenance(
                 self._rt,
@@ -228,6 +250,7 @@ class Core:
             lane.close()
             self._ended(lane, "shutdown")
         self._lanes.clear()
+        await self._node.stop()  # cluster hook: the leases go once no lane can write
         await self._rt.ends.drain(STOP_HOOKS_SECONDS)
         if isinstance(self._rt.system_prompt, TurnPrompt):
             await self._rt.system_prompt.drain(STOP_INDEXING_SECONDS)
@@ -285,8 +308,16 @@ class Core:
         content = check_images(content, self._rt.settings.attachments.limits())
         lane = await self._lane(self.person(address), session_id=session_id, pin=True)
         try:
+            owned = self._node.owns(lane.id)  # cluster hook: run here, or hand it over
+            if not owned:
+                async with self._lock:
+                    owned = await self._node.own(lane) is not None
+            if not owned:
+                return await self._forward(
+                    lane, content, source_message_id, address.channel, drafts, scheduled, model
+                )
             self._ensure_running(lane)
-            return await lane.submit(
+            handle = await lane.submit(
                 content,
                 source_message_id=source_message_id,
                 channel=address.channel,
@@ -294,6 +325,8 @@ class Core:
                 scheduled=scheduled,
                 model=model,
             )
+            self._node.release_when_idle(lane.id)
+            return handle
         finally:
             self._usage.unpin(lane.id)
 
@@ -324,7 +357,9 @@ class Core:
     async def answer_approval(self, session_id: str, request_id: str, decision: Decision) -> bool:
         """Answer an ``ApprovalRequested``; False when it is not (or no longer) pending."""
         lane = self._lanes.get(session_id)
-        return lane is not None and lane.answer(request_id, decision)
+        if lane is not None and self._node.owns(session_id):
+            return lane.answer(request_id, decision)
+        return await self._node.answer(session_id, request_id, decision)  # cluster hook
 
     async def pending_approvals(self, session_id: str | None = None) -> list[PendingApprovalInfo]:
         """Tool calls waiting for a decision (of one session, or of every session)."""
@@ -366,6 +401,14 @@ class Core:
                     return "answered", info
             if lane.answered(request_id):
                 return "already_answered", None
+        asked = self._node.remote_approval(request_id)  # cluster hook: a turn elsewhere
+        if asked is not None and await self._node.answer(asked.session_id, request_id, decision):
+            lane = self._lanes.get(asked.session_id)
+            agent = lane.agent_id if lane is not None else ""
+            info = PendingApprovalInfo(
+                asked.session_id, request_id, agent, asked.tool, dict(asked.args)
+            )
+            return "answered", info
         return "unknown", None
 
     async def always_grants(
@@ -384,7 +427,10 @@ class Core:
     async def cancel(self, session_id: str) -> int:
         """``/stop``: cancel the running turn and clear the queue; returns cleared count."""
         lane = self._lanes.get(session_id)
-        return 0 if lane is None else await lane.cancel()
+        if lane is None or not self._node.owns(session_id):
+            await self._node.cancel(session_id)  # cluster hook: the owner stops it
+            return 0
+        return await lane.cancel()
 
     async def list_sessions(self) -> list[SessionInfo]:
         out: list[SessionInfo] = []
@@ -420,6 +466,9 @@ class Core:
         """Cancel, clear the queue and start a fresh view (raw history stays)."""
         lane = await self._require(session_id, pin=True)
         try:
+            async with self._lock:  # cluster hook: only the owner writes the marker
+                if await self._node.own(lane) is None:
+                    raise NotOwnerError(session_id)
             await lane.cancel("Cancelled by reset")
             await lane.settle()
             await lane.reset_view("reset")
@@ -476,6 +525,7 @@ class Core:
             session_id = effect.event.session_id
             if session_id in self._lanes:
                 self._usage.use(session_id)
+                self._node.release_when_idle(session_id)  # cluster hook
 
     async def _latest_user_message(self, session_id: str) -> tuple[Hashable, str | None]:
         """``(turn key, text)`` of the user message that started the session's current
@@ -530,6 +580,67 @@ class Core:
             lane = self._lanes.get(session_id) or self._load(record)
             return self._use(lane, pin)
 
+    async def _load_by_id(self, session_id: str) -> SessionLane | None:
+        """The loaded lane, else one from the store (the caller holds ``_lock``)."""
+        lane = self._lanes.get(session_id)
+        if lane is not None:
+            return lane
+        record = await self._rt.store.get(session_id)
+        return None if record is None else self._load(record)
+
+    async def _unload(self, lane: SessionLane) -> None:
+        """A lane this node does not own leaves memory, no session end (``_lock`` held)."""
+        self._lanes.pop(lane.id, None)
+        await self._stop_worker(lane.id)
+        lane.close()
+        self._usage.forget(lane.id)
+        self._rt.store.forget(lane.id)
+
+    async def _refresh(self, lane: SessionLane) -> None:
+        """Another node wrote ``lane``'s session: its worker stops, it re-reads the store."""
+        await self._stop_worker(lane.id)
+        lane.stale()
+        self._rt.store.forget(lane.id)
+
+    async def _stop_worker(self, session_id: str) -> None:
+        sup = self._supervisor
+        if sup is not None and sup.has_child(session_id):
+            await sup.stop_child(session_id)
+            sup.remove_child(session_id)
+
+    async def _forward(
+        self,
+        lane: SessionLane,
+        content: str | tuple[ContentPart, ...],
+        source_message_id: str | None,
+        channel: str | None,
+        drafts: bool,
+        scheduled: bool,
+        model: str | None = None,
+    ) -> TurnHandle:
+        """Cluster hook: another node owns the session. ``/stop`` goes to it as a
+        command; a message is queued for it durably (the owner is woken); any other
+        command needs the owner (:class:`NotOwnerError`)."""
+        command = parse_command(content) if isinstance(content, str) else None
+        if command == "/stop":
+            await self._node.cancel(lane.id)
+            handle = lane.publisher.open(uuid.uuid4().hex, drafts)
+            lane.publisher.reply(handle.turn_id, "Asked the node running this session to stop.")
+            return handle
+        if command is not None:
+            raise NotOwnerError(lane.id)
+        run = PendingRun(
+            uuid.uuid4().hex,
+            content,
+            self._rt.clock(),
+            source_message_id,
+            channel or lane.channel,
+            queued_behind=True,
+            scheduled=scheduled,
+            model=model,
+        )
+        return await self._node.forward(lane, run, drafts)
+
     def _load(self, record: ConversationRecord) -> SessionLane:
         """A lane for ``record`` into the map (the caller holds ``_lock``)."""
         lane = SessionLane(self._rt, record)
@@ -567,13 +678,11 @@ class Core:
 
     async def _retire(self, lane: SessionLane, reason: str) -> None:
         """``lane`` (already out of the map) stops: its worker, its bus, its bookkeeping."""
-        sup = self._supervisor
-        if sup is not None and sup.has_child(lane.id):
-            await sup.stop_child(lane.id)
-            sup.remove_child(lane.id)
+        await self._stop_worker(lane.id)
         lane.close()
         self._usage.forget(lane.id)
         self._rt.store.forget(lane.id)
+        await self._node.leases.release(lane.id)  # cluster hook: the lane's end
         self._ended(lane, reason)
 
     def _ended(self, lane: SessionLane, reason: str) -> None:
@@ -612,6 +721,8 @@ class Core:
         parent = self._lanes[parent_id]
         address = SessionAddress(parent.user_id, agent_id or parent.agent_id, parent.channel)
         lane = await self._lane(address, parent_id=parent_id, session_id=child_id)
+        async with self._lock:  # cluster hook: a child runs where its parent does
+            await self._node.own(lane)
         self._ensure_running(lane)
         return lane
 

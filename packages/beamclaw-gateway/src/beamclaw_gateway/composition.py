@@ -15,6 +15,7 @@ from beamclaw_core import AgentSettings, CoreSettings, ToolsMemory, agent_profil
 from beamclaw_core.api import Core
 from beamclaw_core.providers import Provider
 from beamclaw_core.workspace import ensure_agent
+from beamclaw_gateway.cluster_settings import cluster_link
 from beamclaw_gateway.config import BeamclawConfig
 from beamclaw_mcp import MCPManager
 from beamclaw_memory import Database, MemoryService, create_memory_service
@@ -111,6 +112,7 @@ class AgentSystem:
             self.integrations = Integrations(config.tools.integrations, home=beamclaw_home())
             self.tools.register_many(self.integrations.tools())
         self._providers = ProviderCache(config.core, config.agents)
+        self.link = cluster_link(config.cluster, database)
         self.core = Core.create(
             config.core,
             database,
@@ -120,6 +122,7 @@ class AgentSystem:
             memory=self.memory,
             memory_settings=config.memory,
             agents=config.agents,
+            link=self.link,
         )
         self.sandbox: Sandbox | None = None
         if config.sandbox.enabled:

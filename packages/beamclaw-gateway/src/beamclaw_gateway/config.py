@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from beamclaw_core import AgentSettings, CoreSettings, unknown_agent_providers
+from beamclaw_gateway.cluster_settings import ClusterSettings
 from beamclaw_gateway.settings import GatewaySettings, listen_port
 from beamclaw_mcp import MCPSettings
 from beamclaw_memory import MemorySettings
@@ -47,6 +48,7 @@ class BeamclawConfig(BeamclawSettingsBase):
     core: CoreSettings = Field(default_factory=CoreSettings)
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
     gateway: GatewaySettings = Field(default_factory=GatewaySettings)
+    cluster: ClusterSettings = Field(default_factory=ClusterSettings)
     agents: dict[str, AgentSettings] = Field(
         default_factory=dict[str, AgentSettings],
         description=(

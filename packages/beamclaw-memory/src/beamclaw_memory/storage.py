@@ -163,6 +163,8 @@ class Database:
         Returns the applied head revisions. An unreachable database is a
         :class:`DatabaseUnavailableError`; a failing revision is a :class:`MigrationError`
         and leaves the schema as it was (DDL is transactional on SQLite and PostgreSQL).
+        On PostgreSQL it runs under an advisory lock: nodes that start together migrate
+        once (the others wait, then find nothing to do).
         """
         locations = migration_locations(extra_locations)
         await self.check()
@@ -216,11 +218,18 @@ def expected_heads(extra_locations: Iterable[str] = ()) -> set[str]:
     return set(ScriptDirectory.from_config(alembic_config(locations)).get_heads())
 
 
+MIGRATION_LOCK_KEY = 0x6265616D636C6177  # "beamclaw"
+"""The PostgreSQL advisory lock (transaction-scoped) that migrations run under: of
+several nodes starting together, one migrates and the others then find the heads applied."""
+
+
 def _upgrade(unit: Unit, *, locations: list[str]) -> list[str]:
     from alembic import command
     from alembic.runtime.migration import MigrationContext
 
     connection = unit.connection
+    if unit.dialect == "postgresql":
+        connection.execute(text(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK_KEY})"))
     command.upgrade(alembic_config(locations, connection), "heads")
     return sorted(MigrationContext.configure(connection).get_current_heads())
 

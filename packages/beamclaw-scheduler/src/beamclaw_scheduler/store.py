@@ -8,6 +8,8 @@ Invariants:
   transaction, and only when the job is still active and still due at the time the
   caller saw: of two runners (or a runner before and after a restart) exactly one claims
   a given due time. A fire is thus recorded *before* it runs — at most once, never twice.
+  On PostgreSQL the claim locks the job's row ``FOR UPDATE SKIP LOCKED``: several gateway
+  nodes' runners never queue up behind each other on one job.
 """
 
 from __future__ import annotations
@@ -96,6 +98,16 @@ def _job(row: Any) -> Job:
         last_error=row.last_error,
         created_at=row.created_at,
     )
+
+
+def _get_for_claim(unit: Unit, job_id: str) -> Job | None:
+    """The job, row-locked on PostgreSQL (``FOR UPDATE SKIP LOCKED``): while another
+    node's runner is claiming it, this one sees nothing to claim instead of waiting."""
+    query = sa.select(jobs).where(jobs.c.id == job_id)
+    if unit.dialect == "postgresql":
+        query = query.with_for_update(skip_locked=True)
+    row = unit.execute(query).first()
+    return None if row is None else _job(row)
 
 
 def _get(unit: Unit, job_id: str) -> Job | None:
@@ -218,7 +230,7 @@ class JobStore:
         (or an earlier life of this one) claimed it, or it was paused or deleted."""
 
         def work(unit: Unit) -> tuple[Job, Claim] | None:
-            current = _get(unit, job.id)
+            current = _get_for_claim(unit, job.id)
             if (
                 current is None
                 or current.status != "active"

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from beamclaw_core.agent_settings import AgentSettings
 from beamclaw_core.approvals import AlwaysAllowlist
+from beamclaw_core.cluster.ports import ClusterLink
 from beamclaw_core.loop import effects as fx
 from beamclaw_core.loop.executor import ViewCache
 from beamclaw_core.loop.ports import LoopDeps
@@ -80,6 +81,9 @@ class CoreParts:
     memory: MemoryService | None = None
     memory_settings: MemorySettings = field(default_factory=MemorySettings)
     agents: Mapping[str, AgentSettings] = field(default_factory=dict[str, AgentSettings])
+    link: ClusterLink | None = None
+    """Cluster mode (docs/scale-out.md): leases, commands and events shared with other
+    nodes; None is one node alone (:class:`~beamclaw_core.cluster.LocalLink`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +146,7 @@ def build_runtime(parts: CoreParts, hooks: CoreHooks) -> Runtime:
         subscriber_buffer=parts.subscriber_buffer,
         event_replay=parts.settings.event_replay,
         agents=dict(parts.agents),
+        relay=parts.link.publish if parts.link is not None and parts.link.shared else None,
     )
     for cache in (auto_context, short_term):
         if cache is not None:

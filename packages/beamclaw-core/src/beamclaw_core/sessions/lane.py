@@ -75,7 +75,11 @@ class SessionLane:
         self.state: State = record.state
         self.last_activity_at = record.last_activity_at
         self.publisher = LanePublisher(
-            record.id, runtime.subscriber_buffer, runtime.clock, runtime.event_replay
+            record.id,
+            runtime.subscriber_buffer,
+            runtime.clock,
+            runtime.event_replay,
+            relay=runtime.relay,
         )
         self.bus = self.publisher.bus
         self.allowlist = runtime.always.person(record.agent_id, record.user_id, record.id)
@@ -225,6 +229,13 @@ class SessionLane:
         """Wait until no turn is running and nothing is queued (tests, shutdown)."""
         while self.executor is not None or len(self._queue):  # noqa: ASYNC110 - two conditions
             await asyncio.sleep(0.01)
+
+    def stale(self) -> None:
+        """Cluster hook: another node wrote this session since the lane read it. Its view
+        and state are read again when its (stopped) worker starts next, and a turn the
+        other node left mid-way is recovered then."""
+        self._record_fresh = False
+        self.view.invalidate()
 
     def idle(self) -> bool:
         """No turn running or about to run, nothing queued, and a quiet state."""

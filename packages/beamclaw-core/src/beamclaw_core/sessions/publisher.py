@@ -28,8 +28,11 @@ class LanePublisher:
         buffer: int,
         clock: Callable[[], float],
         replay: int = DEFAULT_CAPACITY,
+        relay: Callable[[TurnEvent], None] | None = None,
     ) -> None:
         self._session_id = session_id
+        self._relay = relay
+        """Cluster hook: the lane's own events also go to the other nodes."""
         self.bus = SessionBus(buffer)
         self.journal = EventJournal(session_id, clock, min(replay, buffer - 1))
         """Kept below the subscriber buffer, so a whole replay always fits in it."""
@@ -42,6 +45,13 @@ class LanePublisher:
         return self.journal.last_seq
 
     def publish(self, event: TurnEvent) -> None:
+        if self._relay is not None:
+            self._relay(event)
+        self.mirror(event)
+
+    def mirror(self, event: TurnEvent) -> None:
+        """Publish an event here only: one the session's owner on another node relayed
+        (cluster mode), so this node's subscribers and handles see its turns."""
         event = self.journal.stamp(event)
         self.bus.publish(event)
         if event.terminal and event.turn_id is not None:

@@ -12,6 +12,7 @@ from beamclaw_core.agent_settings import AgentSettings, agent_profile
 from beamclaw_core.approvals import AlwaysAllowlist
 from beamclaw_core.loop import effects as fx
 from beamclaw_core.loop.context import ApprovalRules
+from beamclaw_core.loop.turn_events import TurnEvent
 from beamclaw_core.messages import Message
 from beamclaw_core.providers import Provider
 from beamclaw_core.sessions.ends import SessionEnds
@@ -87,6 +88,9 @@ class Runtime:
     """Shared by every lane: a fresh session's first turn finds the rules built."""
     agents: Mapping[str, AgentSettings] = field(default_factory=dict[str, AgentSettings])
     """``[agents.<id>]``: per-agent choices; an agent not listed uses ``[core]``."""
+    relay: Callable[[TurnEvent], None] | None = None
+    """Cluster hook: every event a lane publishes also goes to the other nodes (None on
+    a single node)."""
 
     def autonomy_for(self, agent_id: str) -> Autonomy:
         """The agent's ``autonomy_level``, else ``[core] autonomy_level``."""

@@ -8,6 +8,7 @@ from beamclaw_obs.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from beamclaw_core.store.conversations import ConversationStore
+    from beamclaw_core.store.fencing import Fences, StaleOwnerError
     from beamclaw_core.store.ids import USER_ENV, Sharing, derive_session_id, local_user_id
     from beamclaw_core.store.records import (
         MESSAGE,
@@ -24,6 +25,7 @@ else:
         globals(),
         {
             "beamclaw_core.store.conversations": ("ConversationStore",),
+            "beamclaw_core.store.fencing": ("Fences", "StaleOwnerError"),
             "beamclaw_core.store.records": (
                 "MESSAGE",
                 "RESET",
@@ -50,8 +52,10 @@ __all__ = [
     "USER_ENV",
     "ConversationRecord",
     "ConversationStore",
+    "Fences",
     "PendingRunRecord",
     "Sharing",
+    "StaleOwnerError",
     "StoredMessage",
     "UsageRow",
     "View",

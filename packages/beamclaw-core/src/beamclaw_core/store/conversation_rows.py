@@ -17,6 +17,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from beamclaw_core.loop.states import Idle, State, state_from_json, state_to_json
+from beamclaw_core.store.fencing import refuse_if_stale
 from beamclaw_core.store.records import ConversationRecord
 from beamclaw_core.store.tables import conversations, messages, pending_runs
 from beamclaw_memory import Prepared, Unit
@@ -48,7 +49,13 @@ def _create_statement(dialect: str) -> sa.Executable:
 
 _CREATE = Prepared(_create_statement)
 _GET = Prepared(sa.select(conversations).where(conversations.c.id == sa.bindparam("b_id")))
+_FENCED = sa.and_(
+    conversations.c.id == sa.bindparam("b_id"),
+    conversations.c.owner_epoch <= sa.bindparam("b_epoch"),
+)
+"""A fenced write's row: the conversation, unless it is owned under a newer epoch."""
 _STATE_VALUES = {
+    "owner_epoch": sa.bindparam("b_epoch"),
     "state": sa.bindparam("b_state"),
     "state_data": sa.bindparam("b_state_data"),
     "state_updated_at": sa.bindparam("b_now"),
@@ -57,7 +64,7 @@ _STATE_VALUES = {
 _SET_STATE = {
     activity: Prepared(
         conversations.update()
-        .where(conversations.c.id == sa.bindparam("b_id"))
+        .where(_FENCED)
         .values(
             **_STATE_VALUES, **({"last_activity_at": sa.bindparam("b_now")} if activity else {})
         )
@@ -66,8 +73,8 @@ _SET_STATE = {
 }
 _CHANGED = Prepared(
     conversations.update()
-    .where(conversations.c.id == sa.bindparam("b_id"))
-    .values(updated_at=sa.bindparam("b_now"))
+    .where(_FENCED)
+    .values(updated_at=sa.bindparam("b_now"), owner_epoch=sa.bindparam("b_epoch"))
 )
 _ACTIVE = Prepared(
     conversations.update()
@@ -129,21 +136,26 @@ def get(unit: Unit, conversation_id: str) -> ConversationRecord | None:
 
 
 def set_state(
-    unit: Unit, conversation_id: str, state: State, *, now: float, activity: bool
+    unit: Unit, conversation_id: str, state: State, *, now: float, activity: bool, epoch: int = 0
 ) -> None:
-    """Store ``state`` (and, with ``activity``, that the person was active at ``now``)."""
+    """Store ``state`` (and, with ``activity``, that the person was active at ``now``)
+    under the owner's ``epoch``; :class:`~beamclaw_core.store.fencing.StaleOwnerError`
+    when the conversation is owned under a newer one (nothing written)."""
     params = {
         "b_id": conversation_id,
         "b_state": state.kind,
         "b_state_data": state_to_json(state),
         "b_now": now,
+        "b_epoch": epoch,
     }
-    unit.run(_SET_STATE[activity], params)
+    refuse_if_stale(unit, conversation_id, epoch, unit.run(_SET_STATE[activity], params))
 
 
-def changed(unit: Unit, conversation_id: str, now: float) -> None:
-    """Mark the conversation changed (``updated_at``) without a new state."""
-    unit.run(_CHANGED, {"b_id": conversation_id, "b_now": now})
+def changed(unit: Unit, conversation_id: str, now: float, *, epoch: int = 0) -> None:
+    """Mark the conversation changed (``updated_at``) without a new state, fenced like
+    :func:`set_state`."""
+    changed_rows = unit.run(_CHANGED, {"b_id": conversation_id, "b_now": now, "b_epoch": epoch})
+    refuse_if_stale(unit, conversation_id, epoch, changed_rows)
 
 
 def touch(unit: Unit, conversation_id: str, now: float) -> None:

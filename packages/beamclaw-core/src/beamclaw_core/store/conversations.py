@@ -13,6 +13,8 @@ Invariants:
 * :meth:`ConversationStore.commit` writes a transition atomically: the new state, its
   messages and the consumed pending runs in one transaction. A ``kill -9`` at any instant
   leaves either all of it or none of it.
+* Message rows and turn states are fenced (:mod:`~beamclaw_core.store.fencing`): a
+  write under a stale lease epoch is refused inside its own transaction.
 * Write transactions hold SQLite's write lock from their first statement, so a
   read-then-write never fails half-way because another connection committed in between.
 """
@@ -26,6 +28,7 @@ from beamclaw_core.loop.states import State
 from beamclaw_core.messages import Message
 from beamclaw_core.store import conversation_rows as rows
 from beamclaw_core.store import listing, message_log, run_queue
+from beamclaw_core.store.fencing import Fences
 from beamclaw_core.store.message_log import Row, SequenceHints
 from beamclaw_core.store.records import (
     MESSAGE,
@@ -44,6 +47,9 @@ class ConversationStore:
     def __init__(self, database: Database) -> None:
         self.db = database
         self._seqs = SequenceHints()
+        self.fences = Fences()
+        """The lease epochs this node holds (cluster mode): every message row and turn
+        state is written under its conversation's, and refused when stale."""
 
     # ------------------------------------------------------------ conversations
 
@@ -106,10 +112,13 @@ class ConversationStore:
     async def delete_inactive(self, before: float, *, keep: Collection[str] = ()) -> list[str]:
         """History retention: delete top-level conversations (with their messages, runs
         and children) not in a turn and last active before ``before``, except ``keep``
-        (those in use); their ids."""
+        (those in use); their ids. On PostgreSQL one node at a time sweeps (an advisory
+        lock; a node that finds it taken deletes nothing this time)."""
         spared = set(keep)
 
         def work(unit: Unit) -> tuple[list[str], list[str]]:
+            if not listing.sweep_lock(unit):
+                return [], []  # another node sweeps now
             ids = listing.inactive(unit, before, keep=spared)
             return ids, rows.delete_trees(unit, ids)[1] if ids else []
 
@@ -148,14 +157,16 @@ class ConversationStore:
 
         One transaction of at most three statements (the message INSERT, the state
         UPDATE, the pending-run DELETE). Returns the sequence numbers given to the
-        messages.
+        messages. Raises :class:`~beamclaw_core.store.fencing.StaleOwnerError` (nothing
+        written) when another node owns the conversation under a newer lease epoch.
         """
         appended: list[Row] = [(MESSAGE, m, None) for m in new_messages]
         runs = list(consumed_runs)
+        epoch = self.fences.epoch(conversation_id)
 
         def work(unit: Unit, seq: int | None) -> list[int]:
-            rows.set_state(unit, conversation_id, state, now=now, activity=activity)
-            seqs = message_log.append(unit, conversation_id, appended, now, seq)
+            rows.set_state(unit, conversation_id, state, now=now, activity=activity, epoch=epoch)
+            seqs = message_log.append(unit, conversation_id, appended, now, seq, epoch)
             run_queue.drop(unit, runs)
             return seqs
 
@@ -168,10 +179,11 @@ class ConversationStore:
     ) -> int:
         """Append a ``summary`` or ``reset`` marker row; returns its sequence number."""
         appended: list[Row] = [(kind, None, data)]
+        epoch = self.fences.epoch(conversation_id)
 
         def work(unit: Unit, seq: int | None) -> list[int]:
-            rows.changed(unit, conversation_id, now)
-            return message_log.append(unit, conversation_id, appended, now, seq)
+            rows.changed(unit, conversation_id, now, epoch=epoch)
+            return message_log.append(unit, conversation_id, appended, now, seq, epoch)
 
         seqs = await self._seqs.appending(
             conversation_id, lambda seq: self.db.write(lambda unit: work(unit, seq))

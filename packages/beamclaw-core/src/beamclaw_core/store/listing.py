@@ -81,3 +81,16 @@ def inactive(unit: Unit, before: float, *, keep: Collection[str]) -> list[str]:
         conversations.c.parent_id.is_(None),
     )
     return [r[0] for r in unit.execute(query) if r[0] not in keep]
+
+
+SWEEP_LOCK_KEY = 0x6263737765657021
+"""PostgreSQL advisory lock (transaction-scoped) of the history-retention sweep."""
+
+
+def sweep_lock(unit: Unit) -> bool:
+    """Take the retention sweep's lock for this transaction (always had on SQLite, whose
+    one writer at a time is lock enough); False: another node holds it."""
+    if unit.dialect != "postgresql":
+        return True
+    held = unit.execute(sa.text(f"SELECT pg_try_advisory_xact_lock({SWEEP_LOCK_KEY})"))
+    return bool(held.scalar())

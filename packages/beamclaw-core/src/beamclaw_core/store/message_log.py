@@ -31,7 +31,7 @@ Row = tuple[str, Message | None, dict[str, Any] | None]
 _MAX_SEQ = Prepared(
     sa.select(sa.func.max(messages.c.seq)).where(messages.c.conversation_id == sa.bindparam("b_id"))
 )
-_COLUMNS = ("conversation_id", "seq", "kind", "role", "content", "usage", "cost_usd")
+_COLUMNS = ("conversation_id", "seq", "kind", "role", "content", "usage", "cost_usd", "epoch")
 _INSERT = Prepared(
     messages.insert().values(
         **{c: sa.bindparam(f"b_{c}") for c in _COLUMNS}, created_at=sa.bindparam("b_now")
@@ -115,9 +115,15 @@ def page(
 
 
 def append(
-    unit: Unit, conversation_id: str, rows: Sequence[Row], now: float, seq: int | None
+    unit: Unit,
+    conversation_id: str,
+    rows: Sequence[Row],
+    now: float,
+    seq: int | None,
+    epoch: int = 0,
 ) -> list[int]:
-    """INSERT ``rows`` after ``seq`` (read from the database when None); their seqs."""
+    """INSERT ``rows`` after ``seq`` (read from the database when None), written under
+    the owner's lease ``epoch``; their seqs."""
     if not rows:
         return []
     if seq is None:
@@ -137,6 +143,7 @@ def append(
                     "b_content": message.model_dump(mode="json", exclude_defaults=True),
                     "b_usage": None if usage is None else usage.model_dump(mode="json"),
                     "b_cost_usd": None if usage is None else usage.cost_usd,
+                    "b_epoch": epoch,
                     "b_now": now,
                 }
             )
@@ -150,6 +157,7 @@ def append(
                     "b_content": data or {},
                     "b_usage": None,
                     "b_cost_usd": None,
+                    "b_epoch": epoch,
                     "b_now": now,
                 }
             )

@@ -8,6 +8,9 @@ tables; a test compares the two. Timestamps are epoch seconds (float).
 * ``messages`` — append-only; one INSERT per message, ``seq`` increasing per
   conversation. ``kind`` is ``message`` (a :class:`Message` in ``content``), ``summary``
   (a compaction view marker) or ``reset`` (the view starts after it).
+* ``owner_epoch`` (conversations) / ``epoch`` (messages) — the ownership lease's fencing
+  token (:mod:`beamclaw_core.store.fencing`): a write under an epoch older than the
+  conversation's is refused; 0 on a single node.
 * ``pending_runs`` — messages queued behind a running turn, so they survive a restart.
 * ``always_allowed`` — standing ``/always`` grants, one row per (agent, person, tool), with
   when and in which session it was given. No foreign key: a grant outlives the session it
@@ -39,6 +42,7 @@ conversations = sa.Table(
     sa.Column("state_updated_at", sa.Float, nullable=False),
     sa.Column("created_at", sa.Float, nullable=False),
     sa.Column("updated_at", sa.Float, nullable=False),
+    sa.Column("owner_epoch", sa.Integer, nullable=False, server_default="0"),
 )
 
 messages = sa.Table(
@@ -58,6 +62,7 @@ messages = sa.Table(
     sa.Column("usage", sa.JSON, nullable=True),
     sa.Column("cost_usd", sa.Float, nullable=True),
     sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("epoch", sa.Integer, nullable=False, server_default="0"),
     sa.UniqueConstraint("conversation_id", "seq", name="uq_messages_conversation_seq"),
 )
 
