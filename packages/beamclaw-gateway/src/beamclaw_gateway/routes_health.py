@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from beamclaw_gateway._version import __version__
 from beamclaw_gateway.auth import bearer_token, unauthorized
 from beamclaw_gateway.errors import ApiError
+from beamclaw_gateway.process_stats import process_metrics
 from beamclaw_gateway.runtime import GatewayRuntime
 from beamclaw_gateway.services import GatewayServices
 
@@ -92,4 +93,4 @@ async def metrics(request: Request) -> Response:
         raise ApiError(
             404, "Metrics are disabled ([obs] metrics_enabled = false).", code="metrics_disabled"
         )
-    return Response(rt.metrics.render(), media_type=PROMETHEUS_CONTENT_TYPE)
+    return Response(rt.metrics.render() + process_metrics(), media_type=PROMETHEUS_CONTENT_TYPE)
