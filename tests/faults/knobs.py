@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-ITERATIONS = int(os.environ.get("BEAMCLAW_FAULT_ITERATIONS", "3"))
+ITERATIONS = int(os.environ.get("BEAMCLAW_FAULT_ITERATIONS", "2"))
 """kill -9 iterations per database (long form: 50)."""
 SOAK_SECONDS = float(os.environ.get("BEAMCLAW_FAULT_SOAK_SECONDS", "30"))
 """Length of the constant-load soak (long form: 1800)."""
