@@ -64,10 +64,11 @@ class GatewayProcess:
         *,
         database_url: str | None = None,
         env: dict[str, str] | None = None,
+        home: Path | None = None,
     ) -> None:
         root.mkdir(parents=True, exist_ok=True)
         self.port = port
-        self.home = root / "home"
+        self.home = home or root / "home"
         self.log = root / "gateway.log"
         self.config = root / "beamclaw.toml"
         self.config.write_text(config, encoding="utf-8")
