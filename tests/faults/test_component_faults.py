@@ -16,6 +16,7 @@ import signal
 import sqlite3
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -159,8 +160,11 @@ async def _pid_changed(pid_file: Path, old: int) -> bool:
 
 
 async def _telegram_poll_stalled(client: httpx.AsyncClient, tg: FakeBotApi) -> None:
-    def answered(text: str) -> Any:
-        return lambda t: sum(f"answer: {text}" in (m.text or "") for m in t.messages(CHAT)) >= 1
+    def answered(text: str) -> Callable[[FakeBotApi], bool]:
+        def check(tg: FakeBotApi) -> bool:
+            return any(f"answer: {text}" in (m.text or "") for m in tg.messages(CHAT))
+
+        return check
 
     tg.push_message(chat_id=CHAT, from_id=CHAT, text="tg one")
     await tg.wait_for(answered("tg one"), timeout=30)

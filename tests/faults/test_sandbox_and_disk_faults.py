@@ -21,7 +21,7 @@ import os
 import sqlite3
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -130,7 +130,7 @@ async def test_the_sandbox_container_killed_mid_exec_fails_the_call_and_the_next
 
 
 @contextlib.contextmanager
-def _tmpfs(path: Path, size: str) -> Iterator[Path]:
+def _tmpfs(path: Path, size: str) -> Generator[Path]:
     if os.geteuid() != 0:
         pytest.skip("mounting a small tmpfs for the disk-full case needs root")
     path.mkdir(parents=True)
