@@ -69,12 +69,12 @@ def _config(base_url: str, port: int, tg_url: str, pid_file: Path) -> str:
         + f"""
 [mcp]
 call_timeout_seconds = 20
+backoff_initial_seconds = 0.2
 [[mcp.servers]]
 name = "fx"
 command = "{sys.executable}"
 args = ["-m", "beamclaw_mcp.testing.scripted_server"]
 env = {{ FIXTURE_PID_FILE = "{pid_file}" }}
-backoff_initial_seconds = 0.2
 [gateway.channels.telegram]
 enabled = true
 token = {{ env = "TELEGRAM_BOT_TOKEN" }}
