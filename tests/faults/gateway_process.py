@@ -98,7 +98,7 @@ class GatewayProcess:
     def log_tail(self, chars: int = 4000) -> str:
         return self.log.read_text(errors="replace")[-chars:] if self.log.exists() else ""
 
-    async def start(self, timeout: float = 60) -> None:
+    async def start(self, timeout: float = 120) -> None:
         """Start the process and wait until ``/ready`` answers 200."""
         assert self.proc is None or self.proc.poll() is not None, "already running"
         with self.log.open("ab") as out:
