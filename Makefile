@@ -45,6 +45,13 @@ test: install services ## Install, start the services tests need, run every test
 	$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 
+.PHONY: faults
+faults: install services ## Fault-injection suite, long form: kill -9 x50, upstream and component faults, 30-minute soak (docs/faults.md)
+	@set -a; . ./$(SERVICES_ENV); set +a; \
+	export BEAMCLAW_FAULT_ITERATIONS=$${BEAMCLAW_FAULT_ITERATIONS:-50}; \
+	export BEAMCLAW_FAULT_SOAK_SECONDS=$${BEAMCLAW_FAULT_SOAK_SECONDS:-1800}; \
+	$(PY) -m pytest tests/faults -m faults -s $(PYTEST_ARGS)
+
 .PHONY: lint
 lint: install ## ruff, pyright (strict), import-linter contracts, per-package dependency check
 	@$(VENV)/bin/ruff check .

@@ -4,7 +4,7 @@ Every load, stream and memory figure is taken with the client (this process), th
 gateway and the fake upstream in three separate processes, the way a deployment and
 the peers of ``bench/peers`` run, so the client's work is never charged to the gateway
 and the gateway's RSS, file descriptors and tasks are its own (``/proc/<pid>``, and the
-``beamclaw_asyncio_tasks`` gauge of ``/metrics``).
+``beamclaw_process_asyncio_tasks`` gauge of ``/metrics``).
 """
 
 from __future__ import annotations
@@ -209,9 +209,9 @@ class Served:
         return open_fds(self.pid)
 
     def tasks(self) -> int:
-        """Live asyncio tasks on the gateway's loop (``beamclaw_asyncio_tasks``)."""
+        """Live asyncio tasks on the gateway's loop (``beamclaw_process_asyncio_tasks``)."""
         text = httpx.get(f"{self.base_url}/metrics", timeout=10).text
-        line = next(x for x in text.splitlines() if x.startswith("beamclaw_asyncio_tasks "))
+        line = next(x for x in text.splitlines() if x.startswith("beamclaw_process_asyncio_tasks "))
         return int(float(line.split()[1]))
 
 

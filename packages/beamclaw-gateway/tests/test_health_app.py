@@ -70,7 +70,7 @@ async def test_metrics_is_prometheus_text_and_counts_events(client: httpx.AsyncC
 
 async def test_metrics_counts_the_live_asyncio_tasks(client: httpx.AsyncClient) -> None:
     r = await client.get("/metrics")
-    line = next(x for x in r.text.splitlines() if x.startswith("beamclaw_asyncio_tasks "))
+    line = next(x for x in r.text.splitlines() if x.startswith("beamclaw_process_asyncio_tasks "))
     assert int(line.split()[1]) >= 1  # at least the task serving this request
 
 

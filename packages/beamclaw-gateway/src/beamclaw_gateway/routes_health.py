@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from beamclaw_gateway._version import __version__
 from beamclaw_gateway.auth import bearer_token, unauthorized
 from beamclaw_gateway.errors import ApiError
+from beamclaw_gateway.process_stats import process_metrics
 from beamclaw_gateway.runtime import GatewayRuntime
 from beamclaw_gateway.services import GatewayServices
 
@@ -92,14 +93,4 @@ async def metrics(request: Request) -> Response:
         raise ApiError(
             404, "Metrics are disabled ([obs] metrics_enabled = false).", code="metrics_disabled"
         )
-    return Response(rt.metrics.render() + _tasks_gauge(), media_type=PROMETHEUS_CONTENT_TYPE)
-
-
-def _tasks_gauge() -> bytes:
-    """The event loop's live asyncio tasks, read at scrape time (leak checks: the count
-    must return to its baseline after a load run; ``bench/footprint.py`` reads it)."""
-    return (
-        b"# HELP beamclaw_asyncio_tasks Live asyncio tasks on the gateway's event loop\n"
-        b"# TYPE beamclaw_asyncio_tasks gauge\n"
-        b"beamclaw_asyncio_tasks %d\n" % len(asyncio.all_tasks())
-    )
+    return Response(rt.metrics.render() + process_metrics(), media_type=PROMETHEUS_CONTENT_TYPE)

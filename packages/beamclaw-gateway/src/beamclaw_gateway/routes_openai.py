@@ -80,10 +80,12 @@ def _turn_error(result: TurnResult) -> ApiError:
         )
     if result.status == "dropped":
         return ApiError(409, f"the message never ran: {result.error_message}", code="turn_dropped")
+    status = _error_status(result)
     return ApiError(
-        _error_status(result),
+        status,
         result.error_message or "the turn failed",
-        type="api_error",
+        # docs/api.md: a 429 is a ``rate_limit_error``, the upstream's after retries too
+        type="rate_limit_error" if status == 429 else "api_error",
         code=result.error_kind,
     )
 
