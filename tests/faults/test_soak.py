@@ -67,8 +67,12 @@ async def test_rss_plateaus_under_constant_load(tmp_path: Path) -> None:
     reply = FakeReply(tokens=tuple(f"word{i} " for i in range(12)), delay=0.005)
     async with FakeOpenAIServer([reply], repeat_last=True, keep_requests=1) as fake:
         port = free_port()
+        # transcripts are not indexed: the memory search's keyword index lives in memory
+        # and grows with every message it holds (~1.4 KB each, docs/memory.md) -- data
+        # kept on purpose, which would hide a leak; this soak looks for leaks
         config = base_config(fake.base_url, port) + (
             "\n[core.maintenance]\ncheck_interval_seconds = 1.0\nlane_idle_seconds = 5.0\n"
+            "\n[memory]\nindex_transcripts = false\n"
         )
         gw = GatewayProcess(tmp_path / "gw", config, port)
         await gw.start()

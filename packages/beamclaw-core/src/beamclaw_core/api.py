@@ -95,7 +95,9 @@ class Core:
             ),
         )
         self._indexer = (
-            TranscriptIndexer(self._rt.store, parts.memory) if parts.memory is not None else None
+            TranscriptIndexer(self._rt.store, parts.memory)
+            if parts.memory is not None and parts.memory_settings.index_transcripts
+            else None
         )
         self._usage = LaneUsage(self._rt.clock)
         # cluster hook: which sessions this node runs (all of them on a single node)

@@ -296,6 +296,21 @@ async def test_finished_turns_are_indexed_in_the_background(
     assert "Ouagadougou" in found.hits[0].text
 
 
+async def test_transcript_indexing_can_be_turned_off(make_core: Callable[..., Core]) -> None:
+    """``[memory] index_transcripts = false``: no conversation reaches the search index
+    (its keyword index lives in memory and grows with every message it holds)."""
+    memory = _memory()
+    provider = ScriptedProvider([Reply("The capital of Burkina Faso is Ouagadougou.")])
+    settings = MemorySettings(backend="memory", index_transcripts=False, auto_context=False)
+    core = make_core(provider, memory=memory, memory_settings=settings)
+    await core.start(maintenance=False)
+    await (await core.send(ADDR, "Tell me a capital city")).result()
+    await core.flush_indexing()
+    await core.stop()
+    assert memory.indexed == []
+    assert not (await memory.search("default", "Ouagadougou", mode=SearchMode.KEYWORD)).hits
+
+
 async def test_turns_ending_together_are_indexed_in_one_batch(
     make_core: Callable[..., Core],
 ) -> None:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import os
 import socket
+from typing import TYPE_CHECKING
 
 from pydantic import Field, field_validator
 
-from beamclaw_core.cluster import ClusterLink
 from beamclaw_gateway.errors import GatewayConfigError
-from beamclaw_memory import Database
 from beamclaw_obs import Section
+
+if TYPE_CHECKING:  # the light CLI commands read this section without the database stack
+    from beamclaw_core.cluster import ClusterLink
+    from beamclaw_memory import Database
 
 
 class ClusterSettings(Section):
