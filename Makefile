@@ -42,7 +42,7 @@ services: ## Install (when missing) and start PostgreSQL, Redis and friends for 
 .PHONY: test
 test: install services ## Install, start the services tests need, run every test
 	@set -a; . ./$(SERVICES_ENV); set +a; \
-	$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
+	$(PY) -m pytest -m "not soak" $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 
 .PHONY: faults
