@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 from beamclaw_core.api import Core
@@ -27,16 +26,13 @@ from beamclaw_core.testing import (
     quiet_core_settings,
 )
 from beamclaw_memory import (
-    IndexReport,
     MemoryCategory,
-    MemoryService,
     MemorySettings,
     SearchHit,
-    SearchMode,
-    SearchResult,
-    TranscriptMessage,
     create_memory_service,
 )
+
+from .conftest import CountingMemory
 
 ADDR = SessionAddress("local:ann", "default", "tui")
 
@@ -128,53 +124,10 @@ async def test_short_term_memory_can_be_turned_off(make_core: Callable[..., Core
     assert _carried(provider) == []
 
 
-class SlowMemory:
-    """A real in-process memory whose searches take ``delay`` seconds."""
-
-    def __init__(self, inner: MemoryService, delay: float) -> None:
-        self.inner = inner
-        self.delay = delay
-        self.searches = 0
-
-    async def store(self, *a: Any, **kw: Any) -> Any:
-        return await self.inner.store(*a, **kw)
-
-    async def get(self, agent_id: str, key: str) -> Any:
-        return await self.inner.get(agent_id, key)
-
-    async def forget(self, agent_id: str, key: str) -> bool:
-        return await self.inner.forget(agent_id, key)
-
-    async def recall(self, *a: Any, **kw: Any) -> Any:
-        return await self.inner.recall(*a, **kw)
-
-    async def search(
-        self,
-        agent_id: str,
-        query: str,
-        *,
-        mode: SearchMode = SearchMode.HYBRID,
-        limit: int = 5,
-        category: MemoryCategory | None = None,
-    ) -> SearchResult:
-        self.searches += 1
-        await asyncio.sleep(self.delay)
-        return await self.inner.search(agent_id, query, mode=mode, limit=limit, category=category)
-
-    async def index_workspace(self, agent_id: str, workspace: Path | None = None) -> IndexReport:
-        return await self.inner.index_workspace(agent_id, workspace)
-
-    async def index_transcript(
-        self, agent_id: str, messages: Iterable[TranscriptMessage | tuple[str, int, str, str]]
-    ) -> IndexReport:
-        return await self.inner.index_transcript(agent_id, messages)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-
-async def _memory(delay: float = 0.0) -> SlowMemory:
-    memory = SlowMemory(create_memory_service(MemorySettings(backend="memory"), None), delay)
+async def _memory(delay: float = 0.0) -> CountingMemory:
+    memory = CountingMemory(
+        create_memory_service(MemorySettings(backend="memory"), None), delay=delay
+    )
     for n in range(1, 6):
         await memory.store(
             "default",
@@ -230,7 +183,7 @@ async def test_a_slow_memory_backend_is_skipped_without_blocking_the_turn(
     assert time.monotonic() - started < 1.2, "the turns did not wait for the search"
     for call in provider.calls:
         assert _injected(call.messages, AUTO_CONTEXT_LABEL) == []
-    assert memory.searches == 1, "no second lookup piles on a slow backend"
+    assert len(memory.searches) == 1, "no second lookup piles on a slow backend"
 
 
 async def test_compaction_and_the_flush_do_not_store_injected_blocks(

@@ -19,19 +19,15 @@ from beamclaw_core.settings import CoreSettings
 from beamclaw_core.testing import CallTool, Reply, ScriptedProvider
 from beamclaw_core.workspace import create_agent
 from beamclaw_memory import (
-    IndexReport,
     MemoryCategory,
-    MemoryService,
     MemorySettings,
     SearchMode,
-    SearchResult,
-    TranscriptMessage,
     create_memory_service,
 )
 from beamclaw_obs import beamclaw_home
 from beamclaw_tools import SessionRef
 
-from .conftest import EchoTool, make_settings
+from .conftest import CountingMemory, EchoTool, make_settings
 
 ADDR = SessionAddress("local:ann", "default", "tui")
 
@@ -161,56 +157,6 @@ async def test_the_prompt_is_built_once_per_llm_request(make_core: Callable[...,
     assert await (await core.send(ADDR, "again")).text() == "two"
     assert len(builds) == 3
     assert [c.messages[0].text for c in provider.calls] == ["prompt 1", "prompt 2", "prompt 3"]
-
-
-class CountingMemory:
-    """Delegates to a real memory service; counts searches; can fail indexing."""
-
-    def __init__(self, inner: MemoryService, *, fail_indexing: bool = False) -> None:
-        self.inner = inner
-        self.searches: list[str] = []
-        self.indexed: list[set[str]] = []
-        """The sessions of each ``index_transcript`` call."""
-        self.fail_indexing = fail_indexing
-
-    async def store(self, *a: Any, **kw: Any) -> Any:
-        return await self.inner.store(*a, **kw)
-
-    async def get(self, agent_id: str, key: str) -> Any:
-        return await self.inner.get(agent_id, key)
-
-    async def forget(self, agent_id: str, key: str) -> bool:
-        return await self.inner.forget(agent_id, key)
-
-    async def recall(self, *a: Any, **kw: Any) -> Any:
-        return await self.inner.recall(*a, **kw)
-
-    async def search(
-        self,
-        agent_id: str,
-        query: str,
-        *,
-        mode: SearchMode = SearchMode.HYBRID,
-        limit: int = 5,
-        category: MemoryCategory | None = None,
-    ) -> SearchResult:
-        self.searches.append(query)
-        return await self.inner.search(agent_id, query, mode=mode, limit=limit, category=category)
-
-    async def index_workspace(self, agent_id: str, workspace: Path | None = None) -> IndexReport:
-        return await self.inner.index_workspace(agent_id, workspace)
-
-    async def index_transcript(
-        self, agent_id: str, messages: Iterable[TranscriptMessage | tuple[str, int, str, str]]
-    ) -> IndexReport:
-        if self.fail_indexing:
-            raise RuntimeError("index is broken")
-        batch = list(messages)
-        self.indexed.append({m.session_id for m in batch if isinstance(m, TranscriptMessage)})
-        return await self.inner.index_transcript(agent_id, batch)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 def _memory(**kw: Any) -> CountingMemory:
