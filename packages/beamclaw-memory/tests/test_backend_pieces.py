@@ -3,15 +3,17 @@ embedding gate's cooldown and the live index's reconciliation with the row store
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 import numpy as np
 import pytest
 
-from beamclaw_memory import MemoryCategory
-from beamclaw_memory.backends import InMemoryRowStore, MemoryRow
+from beamclaw_memory import Database, MemoryCategory
+from beamclaw_memory.backends import InMemoryRowStore, MemoryRow, SqlRowStore
 from beamclaw_memory.backends.embedding_gate import EmbeddingGate
-from beamclaw_memory.backends.live_index import LiveIndexes
+from beamclaw_memory.backends.live_index import FULL_SYNC_SECONDS, LiveIndexes
+from beamclaw_memory.backends.rows import ChangeClock
 from beamclaw_memory.errors import EmbeddingUnavailableError
 from beamclaw_memory.indexing.sources import content_hash
 from beamclaw_memory.search.tokenizer import Tokenizer
@@ -72,3 +74,55 @@ async def test_the_live_index_finds_rows_another_writer_stored() -> None:
     index = await ours.synced("a")
     assert {index.doc(s).key for s in index.slots()} == {"coffee"}
     assert await ours.delete("a", ["tea"]) == 0
+
+
+class CountingRows(InMemoryRowStore):
+    """Rows in memory that count how many versions each ``versions`` call returned."""
+
+    def __init__(self, wall: FakeClock) -> None:
+        super().__init__(ChangeClock(wall))
+        self.answered: list[int] = []
+
+    async def versions(self, agent_id: str, after: float | None = None) -> dict[str, float]:
+        found = await super().versions(agent_id, after)
+        self.answered.append(len(found))
+        return found
+
+
+async def test_a_sync_after_another_writer_costs_what_changed_not_what_is_stored() -> None:
+    wall = FakeClock()
+    rows = CountingRows(wall)
+    ours, theirs = (LiveIndexes(rows, Tokenizer(), None) for _ in range(2))
+    await ours.write("a", [_row(f"k{i}", f"fact number {i}") for i in range(500)])
+    wall.advance(10)
+    await ours.write("a", [_row("later", "a later fact")])
+    await ours.synced("a")
+    rows.answered.clear()
+    await theirs.write("a", [_row("k7", "fact number seven, corrected"), _row("new", "a new fact")])
+    index = await ours.synced("a")
+    assert max(rows.answered) < 500, "the changed rows were asked for, not every version"
+    texts = {index.doc(s).key: index.doc(s).text for s in index.slots()}
+    assert texts["k7"] == "fact number seven, corrected" and texts["new"] == "a new fact"
+    assert len(texts) == 502
+
+
+async def test_a_change_the_incremental_sync_cannot_see_is_found_by_the_next_full_one(
+    sqlite_db: Database,
+) -> None:
+    """Another process stamps a row by its own clock before it commits: an update stamped
+    older than what this index holds (beyond the margin) shows in no ``after`` query, so a
+    full diff runs at least every FULL_SYNC_SECONDS while the store changes."""
+    behind = FakeClock(time.time() - 60)  # the other process's clock, a minute late
+    theirs = SqlRowStore(sqlite_db, ChangeClock(behind))
+    monotonic = FakeClock(0.0)
+    ours = LiveIndexes(SqlRowStore(sqlite_db), Tokenizer(), None, clock=monotonic)
+    await ours.write("a", [_row("tea", "likes green tea")])
+    await ours.synced("a")
+    await theirs.upsert("a", [_row("tea", "likes black tea")])
+    await ours.write("a", [_row("y", "y")])  # the signature moves on; counts agree
+    index = await ours.synced("a")
+    assert index.doc(index.slot("tea") or 0).text == "likes green tea", "not seen yet"
+    monotonic.advance(FULL_SYNC_SECONDS + 1)
+    await ours.write("a", [_row("z", "z")])
+    index = await ours.synced("a")
+    assert index.doc(index.slot("tea") or 0).text == "likes black tea"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from beamclaw_memory import IndexedMemory, MemoryCategory, SearchMode
 from beamclaw_memory.indexing import content_hash, file_pieces
+from beamclaw_memory.indexing.sources import workspace_files
 from beamclaw_memory.testing import HashingEmbedder
 
 from .conftest import FakeClock, ServiceFactory
@@ -316,3 +317,30 @@ async def test_a_transcript_lookup_reads_the_new_chunks_keys_only(
     grown = await memory.index_transcript(AGENT, [("s1", 40, "assistant", "the answer")])
     assert (grown.sources_changed, grown.chunks_written) == (1, 1)
     await memory.aclose()
+
+
+def test_workspace_files_follow_links_inside_the_workspace_only(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    outside = tmp_path / "outside"
+    (outside / "logs").mkdir(parents=True)
+    (outside / "secret.md").write_text("not the agent's\n")
+    (outside / "logs" / "2024-05-05.md").write_text("elsewhere\n")
+    (ws / "USER.md").symlink_to(outside / "secret.md")  # leaves the workspace: skipped
+    (ws / "TOOLS.md").symlink_to(ws / "SOUL.md")  # stays inside: kept
+    (ws / "AGENTS.md").mkdir()  # not a file: skipped
+    (ws / "memory" / "2024-03-02.md").symlink_to(outside / "logs" / "2024-05-05.md")
+    assert [f.source for f in workspace_files(ws)] == [
+        "file:MEMORY.md",
+        "file:SOUL.md",
+        "file:TOOLS.md",
+        "file:memory/2024-03-01.md",
+    ]
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "memory").symlink_to(outside / "logs")  # a daily directory outside
+    (linked / "MEMORY.md").write_text("x\n")
+    files = workspace_files(linked)
+    assert [(f.source, f.relpath, f.path) for f in files] == [
+        ("file:MEMORY.md", "MEMORY.md", linked / "MEMORY.md")
+    ]
+    assert workspace_files(tmp_path / "missing") == []

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 from beamclaw_memory.backends.agent_ids import check_agent
 from beamclaw_memory.backends.embedding_gate import EmbeddingGate
 from beamclaw_memory.backends.live_index import LiveIndexes
-from beamclaw_memory.backends.rows import RowStore
 from beamclaw_memory.errors import EmbeddingDimensionError, EmbeddingError
 from beamclaw_memory.search.tokenizer import Tokenizer
 from beamclaw_memory.service import MemoryCategory, SearchHit, SearchMode, SearchResult
@@ -41,9 +40,9 @@ NO_PROVIDER = "no embedding provider configured"
 class VectorCandidates:
     """The semantic retriever: the query's nearest rows above ``min_similarity``."""
 
-    def __init__(self, gate: EmbeddingGate, rows: RowStore, settings: SearchSettings) -> None:
+    def __init__(self, gate: EmbeddingGate, indexes: LiveIndexes, settings: SearchSettings) -> None:
         self._gate = gate
-        self._rows = rows
+        self._indexes = indexes
         self._settings = settings
 
     async def top(
@@ -75,9 +74,8 @@ class VectorCandidates:
                 index.reset_vectors(model)
                 raise EmbeddingDimensionError(model, expected, int(vector.shape[0]))
             items.append((index.doc(slot).key, vector, model))
-        changed = await self._rows.set_embeddings(agent_id, items)
-        index.versions.update(changed)
-        index.signature = None
+        changed = await self._indexes.rows.set_embeddings(agent_id, items)
+        self._indexes.noted(agent_id, index, changed)
 
 
 class HybridSearch:
@@ -96,7 +94,7 @@ class HybridSearch:
         self._settings = settings
         self._tokenizer = tokenizer
         self._clock = clock
-        self._vectors = VectorCandidates(gate, indexes.rows, settings)
+        self._vectors = VectorCandidates(gate, indexes, settings)
 
     async def search(
         self,

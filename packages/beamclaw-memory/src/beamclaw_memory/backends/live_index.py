@@ -6,8 +6,12 @@ Invariants:
   and, under the agent's lock, in its index (when one is built), and the index's
   signature is cleared so the next :meth:`~LiveIndexes.synced` checks the store again.
 * :meth:`~LiveIndexes.synced` reconciles the index with the store first — a signature
-  query, and a per-key version diff when it differs — so rows written by another
-  process on the same database are found.
+  query, and when it differs, the versions of the rows changed since the newest one the
+  index holds (less :data:`CLOCK_MARGIN`, for another process's clock and commit delay),
+  so a sync costs what changed, not what is stored. A full per-key version diff runs
+  when the counts still disagree after that (a row deleted elsewhere), on the first
+  sync, and at most every :data:`FULL_SYNC_SECONDS` otherwise: rows written by another
+  process on the same database are found, however late their commit.
 * An agent's index is built by its first :meth:`~LiveIndexes.synced` (the first search),
   never before: writes to an agent without one only reach the store. numpy (and bm25s's
   stopword lists) are imported then, with :mod:`beamclaw_memory.search.index`.
@@ -16,7 +20,8 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -27,15 +32,34 @@ if TYPE_CHECKING:
     from beamclaw_memory.search.index import AgentIndex
 
 
+CLOCK_MARGIN = 1.0
+"""Seconds before the newest ``changed_at`` an index holds that an incremental sync
+still asks for: another process stamps a row before its commit, with its own clock."""
+FULL_SYNC_SECONDS = 30.0
+"""The longest an index goes without a full version diff while the store changes."""
+
+
 class LiveIndexes:
     """The per-agent :class:`AgentIndex` cache over ``rows`` (vectors of ``model``)."""
 
-    def __init__(self, rows: RowStore, tokenizer: Tokenizer, model: str | None) -> None:
+    def __init__(
+        self,
+        rows: RowStore,
+        tokenizer: Tokenizer,
+        model: str | None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.rows = rows
         self._tokenizer = tokenizer
         self._model = model
         self._indexes: dict[str, AgentIndex] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._clock = clock
+        self._full_at: dict[str, float] = {}
+        """``clock()`` (monotonic) of each agent's last full version diff."""
+        self._newest: dict[str, float] = {}
+        """The newest ``changed_at`` each agent's index has applied."""
 
     def _lock(self, agent_id: str) -> asyncio.Lock:
         lock = self._locks.get(agent_id)
@@ -54,14 +78,45 @@ class LiveIndexes:
                 index.reset_vectors(self._model)
             signature = await self.rows.signature(agent_id)
             if signature != index.signature:
-                versions = await self.rows.versions(agent_id)
-                for key in [k for k in index.versions if k not in versions]:
-                    index.remove(key)
-                changed = [k for k, v in versions.items() if index.versions.get(k) != v]
-                for row in await self.rows.fetch(agent_id, changed):
-                    index.apply(row)
+                full_at = self._full_at.get(agent_id)
+                if full_at is None or self._clock() - full_at > FULL_SYNC_SECONDS:
+                    await self._full_sync(agent_id, index)
+                else:
+                    newest = self._newest.get(agent_id, 0.0)
+                    versions = await self.rows.versions(agent_id, after=newest - CLOCK_MARGIN)
+                    await self._apply_changed(agent_id, index, versions)
+                    if len(index.versions) != signature[0]:  # a row went elsewhere
+                        await self._full_sync(agent_id, index)
                 index.signature = signature
             return index
+
+    async def _full_sync(self, agent_id: str, index: AgentIndex) -> None:
+        versions = await self.rows.versions(agent_id)
+        for key in [k for k in index.versions if k not in versions]:
+            index.remove(key)
+        await self._apply_changed(agent_id, index, versions)
+        self._full_at[agent_id] = self._clock()
+
+    async def _apply_changed(
+        self, agent_id: str, index: AgentIndex, versions: dict[str, float]
+    ) -> None:
+        changed = [k for k, v in versions.items() if index.versions.get(k) != v]
+        if changed:
+            for row in await self.rows.fetch(agent_id, changed):
+                index.apply(row)
+                self._seen(agent_id, row.changed_at)
+
+    def noted(self, agent_id: str, index: AgentIndex, versions: dict[str, float]) -> None:
+        """Record ``key -> changed_at`` of rows this process changed and ``index`` already
+        reflects (embeddings attached); the next :meth:`synced` checks the store again."""
+        index.versions.update(versions)
+        for changed_at in versions.values():
+            self._seen(agent_id, changed_at)
+        index.signature = None
+
+    def _seen(self, agent_id: str, changed_at: float) -> None:
+        if changed_at > self._newest.get(agent_id, 0.0):
+            self._newest[agent_id] = changed_at
 
     async def write(self, agent_id: str, rows: Sequence[MemoryRow]) -> None:
         """Upsert ``rows`` and apply them (with their new versions) to the index."""
@@ -71,6 +126,7 @@ class LiveIndexes:
             if index is not None:
                 for row in rows:
                     index.apply(replace(row, changed_at=changed[row.key]))
+                    self._seen(agent_id, changed[row.key])
                 index.signature = None
 
     async def delete(self, agent_id: str, keys: Sequence[str]) -> int:

@@ -9,7 +9,7 @@ row's ``changed_at`` to a value greater than any the store has handed out before
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -71,8 +71,9 @@ class RowStore(Protocol):
 
     async def signature(self, agent_id: str) -> Signature: ...
 
-    async def versions(self, agent_id: str) -> dict[str, float]:
-        """``key -> changed_at`` of every row of the agent."""
+    async def versions(self, agent_id: str, after: float | None = None) -> dict[str, float]:
+        """``key -> changed_at`` of every row of the agent (only of the rows changed after
+        ``after`` when given)."""
         ...
 
     async def hashes_for_sources(self, agent_id: str, sources: Sequence[str]) -> dict[str, str]:
@@ -103,13 +104,14 @@ class RowStore(Protocol):
 
 
 class ChangeClock:
-    """Hands out strictly increasing ``changed_at`` values close to wall-clock time."""
+    """Hands out strictly increasing ``changed_at`` values close to ``wall`` (time.time)."""
 
-    def __init__(self) -> None:
+    def __init__(self, wall: Callable[[], float] = time.time) -> None:
+        self._wall = wall
         self._last = 0.0
 
     def next(self) -> float:
-        now = time.time()
+        now = self._wall()
         self._last = now if now > self._last else self._last + 1e-6
         return self._last
 
@@ -117,10 +119,10 @@ class ChangeClock:
 class InMemoryRowStore:
     """Rows in process memory: fast, lost on restart (``[memory] backend = "memory"``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: ChangeClock | None = None) -> None:
         self._rows: dict[str, dict[str, MemoryRow]] = {}
         self._sources: dict[str, dict[str, SourceState]] = {}
-        self._clock = ChangeClock()
+        self._clock = clock or ChangeClock()
 
     def _agent(self, agent_id: str) -> dict[str, MemoryRow]:
         return self._rows.setdefault(agent_id, {})
@@ -162,8 +164,12 @@ class InMemoryRowStore:
         table = self._agent(agent_id)
         return len(table), max((r.changed_at for r in table.values()), default=0.0)
 
-    async def versions(self, agent_id: str) -> dict[str, float]:
-        return {k: r.changed_at for k, r in self._agent(agent_id).items()}
+    async def versions(self, agent_id: str, after: float | None = None) -> dict[str, float]:
+        return {
+            k: r.changed_at
+            for k, r in self._agent(agent_id).items()
+            if after is None or r.changed_at > after
+        }
 
     async def hashes_for_sources(self, agent_id: str, sources: Sequence[str]) -> dict[str, str]:
         wanted = set(sources)

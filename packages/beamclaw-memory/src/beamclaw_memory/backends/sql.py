@@ -135,9 +135,9 @@ def _upsert_entries(dialect: str) -> Any:
 class SqlRowStore:
     """Rows in the shared database (``[memory] backend = "sql"``)."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, clock: ChangeClock | None = None) -> None:
         self._db = database
-        self._clock = ChangeClock()
+        self._clock = clock or ChangeClock()
 
     async def upsert(self, agent_id: str, rows: Sequence[MemoryRow]) -> dict[str, float]:
         if not rows:
@@ -238,8 +238,10 @@ class SqlRowStore:
         count, latest = await self._db.read(lambda unit: unit.execute(query).one())
         return int(count), float(latest or 0.0)
 
-    async def versions(self, agent_id: str) -> dict[str, float]:
+    async def versions(self, agent_id: str, after: float | None = None) -> dict[str, float]:
         query = sa.select(t.c.key, t.c.changed_at).where(t.c.agent_id == agent_id)
+        if after is not None:  # ix_memory_entries_agent_changed
+            query = query.where(t.c.changed_at > after)
         return await self._db.read(
             lambda unit: {str(row[0]): row[1] for row in unit.execute(query)}
         )

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import calendar
 import hashlib
+import os
 import re
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,31 +70,51 @@ def _daily_timestamp(name: str) -> float | None:
 
 def workspace_files(workspace: Path) -> list[WorkspaceFile]:
     """The indexable files present in ``workspace`` (symlinks leaving it are skipped;
-    none when it is not a directory)."""
+    none when it is not a directory).
+
+    Runs before every auto-context search, so it costs one ``lstat`` per candidate: a
+    path is resolved only when it is a symlink (or lies in a symlinked ``memory/``), the
+    only way a name under the workspace can lead out of it.
+    """
     found: list[WorkspaceFile] = []
     if not workspace.is_dir():
         return found
-    root = workspace.resolve()
+    root: list[Path] = []  # the resolved workspace, computed for the first symlink only
 
-    def add(path: Path, category: MemoryCategory, dated: float | None = None) -> None:
+    def inside(path: Path) -> bool:
+        if not root:
+            root.append(workspace.resolve())
+        resolved = path.resolve()
+        return resolved.is_file() and resolved.is_relative_to(root[0])
+
+    def add(
+        rel: str, category: MemoryCategory, dated: float | None = None, linked: bool = False
+    ) -> None:
+        path = workspace / rel
         try:
-            resolved = path.resolve()
+            mode = os.lstat(path).st_mode
+            if stat.S_ISLNK(mode) or linked:
+                if not inside(path):
+                    return
+            elif not stat.S_ISREG(mode):
+                return
         except OSError:
             return
-        if not resolved.is_file() or not resolved.is_relative_to(root):
-            return
-        rel = path.relative_to(workspace).as_posix()
         found.append(WorkspaceFile(FILE_SOURCE_PREFIX + rel, path, rel, category, dated))
 
-    add(workspace / MEMORY_FILE, MemoryCategory.CORE)
+    add(MEMORY_FILE, MemoryCategory.CORE)
     for name in BOOTSTRAP_FILES:
-        add(workspace / name, MemoryCategory.CORE)
+        add(name, MemoryCategory.CORE)
     daily = workspace / DAILY_DIR
-    if daily.is_dir():
-        for path in sorted(daily.iterdir()):
-            stamp = _daily_timestamp(path.name)
-            if stamp is not None:
-                add(path, MemoryCategory.DAILY, stamp)
+    try:
+        linked = stat.S_ISLNK(os.lstat(daily).st_mode)
+        names = sorted(os.listdir(daily)) if daily.is_dir() else []
+    except OSError:
+        names, linked = [], False
+    for name in names:
+        stamp = _daily_timestamp(name)
+        if stamp is not None:
+            add(f"{DAILY_DIR}/{name}", MemoryCategory.DAILY, stamp, linked)
     return found
 
 
