@@ -66,7 +66,7 @@ async def test_upgrade_keeps_conversations_and_adds_grants(database_url: str) ->
 
         await db.migrate()
 
-        assert "core_0004" in await db.current_heads()  # core_0002, 0003, then 0004
+        assert "core_0005" in await db.current_heads()  # core_0002, 0003, 0004, then 0005
         store = ConversationStore(db)
         rows = await store.messages("c")
         assert [r.message.text for r in rows if r.message] == ["hi", "yo"]

@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
 from beamclaw_core.messages import Message
-from beamclaw_core.store.records import MESSAGE, RESET, StoredMessage, View
+from beamclaw_core.store.records import MESSAGE, RESET, SUMMARY, StoredMessage, View
 from beamclaw_core.store.tables import messages
 from beamclaw_memory import Prepared, Unit
 
@@ -37,11 +37,20 @@ _INSERT = Prepared(
         **{c: sa.bindparam(f"b_{c}") for c in _COLUMNS}, created_at=sa.bindparam("b_now")
     )
 )
-_LAST_MARKER = Prepared(
-    sa.select(messages.c.seq, messages.c.kind, messages.c.content)
-    .where(messages.c.conversation_id == sa.bindparam("b_id"), messages.c.kind != MESSAGE)
-    .order_by(messages.c.seq.desc())
-    .limit(1)
+
+
+def _newest_of(kind: str) -> sa.Select[tuple[int]]:
+    return sa.select(sa.func.max(messages.c.seq).label("seq")).where(
+        messages.c.conversation_id == sa.bindparam("b_id"), messages.c.kind == kind
+    )
+
+
+_NEWEST_MARKER = sa.union_all(_newest_of(SUMMARY), _newest_of(RESET)).subquery()
+_LAST_MARKER = Prepared(  # each kind's newest by ix_messages_kind: no scan of the messages
+    sa.select(messages.c.seq, messages.c.kind, messages.c.content).where(
+        messages.c.conversation_id == sa.bindparam("b_id"),
+        messages.c.seq == sa.select(sa.func.max(_NEWEST_MARKER.c.seq)).scalar_subquery(),
+    )
 )
 _LAST_RESET = Prepared(
     sa.select(sa.func.max(messages.c.seq)).where(

@@ -113,6 +113,7 @@ INDEXES = (
     sa.Index("ix_conversations_state", conversations.c.state),
     sa.Index("ix_conversations_agent", conversations.c.agent_id),
     sa.Index("ix_messages_created", messages.c.created_at),
+    sa.Index("ix_messages_kind", messages.c.conversation_id, messages.c.kind, messages.c.seq),
     sa.Index(
         "ix_pending_runs_conversation", pending_runs.c.conversation_id, pending_runs.c.position
     ),
