@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from beamclaw_memory.search import (
     BM25Index,
@@ -131,3 +133,47 @@ def test_vector_table_dimension_mismatch_is_a_value_error() -> None:
         table.put(1, np.ones(8))
     with pytest.raises(ValueError, match="dimensions"):
         table.top(np.ones(8), 1)
+
+
+_WORDS = st.sampled_from(["tea", "coffee", "beagle", "harbour", "mai", "rue", "x"])
+_OPS = st.lists(
+    st.tuples(st.integers(0, 40), st.none() | st.lists(_WORDS, min_size=1, max_size=6)),
+    max_size=120,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(ops=_OPS, query=st.lists(_WORDS, min_size=1, max_size=3))
+def test_bm25_scores_after_any_adds_and_removes_equal_a_fresh_index(
+    ops: list[tuple[int, list[str] | None]], query: list[str]
+) -> None:
+    """Appended postings, removed entries kept as holes, compaction: none shows in scores
+    (a removal is ``None``; every search in between must see the same as a rebuild)."""
+    incremental = BM25Index()
+    live: dict[int, list[str]] = {}
+    for n, (doc_id, tokens) in enumerate(ops):
+        if tokens is None:
+            incremental.remove(doc_id)
+            live.pop(doc_id, None)
+        else:
+            incremental.add(doc_id, tokens)
+            live[doc_id] = tokens
+        if n % 7 == 0:
+            incremental.top(query, 3)
+    fresh = BM25Index()
+    for doc_id, tokens in live.items():
+        fresh.add(doc_id, tokens)
+    assert incremental.scores(query) == pytest.approx(fresh.scores(query))
+    assert len(incremental) == len(live)
+    assert [d for d, _ in incremental.top(query, 5)] == [d for d, _ in fresh.top(query, 5)]
+
+
+def test_bm25_removals_after_a_compaction_remove_the_right_documents() -> None:
+    index = BM25Index()
+    for doc_id in range(20):
+        index.add(doc_id, ["tea", f"w{doc_id}"])
+    for doc_id in range(11):  # more than half removed: the postings are compacted
+        index.remove(doc_id)
+    index.remove(15)
+    index.add(3, ["tea"])
+    assert sorted(index.scores(["tea"])) == [3, 11, 12, 13, 14, 16, 17, 18, 19]

@@ -5,8 +5,9 @@ Chosen over ``bm25s`` and the databases' full-text indexes by measurement (see
 and this index adds or removes one document in O(its tokens) where ``bm25s`` rebuilds the
 whole sparse matrix; it also scores identically on SQLite and PostgreSQL.
 
-Invariants: document ids are caller-chosen ints; ``add`` of an existing id replaces it;
-scores are > 0 exactly for documents sharing at least one query token.
+Invariants: document ids are caller-chosen ints >= 0; ``add`` of an existing id replaces
+it; scores are > 0 exactly for documents sharing at least one query token; a document
+appears at most once among a term's live postings (so ``out[ids] +=`` adds each once).
 """
 
 from __future__ import annotations
@@ -17,20 +18,69 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+_FREE = -1
+"""The document id of a removed posting entry: numpy reads index -1 as the score
+array's extra last cell, which is thrown away."""
+
+
+class _Posting:
+    """One term's postings as growable parallel arrays, appended to in O(1): a removed
+    entry keeps its place with tf 0 and id :data:`_FREE` until the arrays are compacted
+    (when half of them are removed entries)."""
+
+    __slots__ = ("at", "ids", "size", "tfs")
+
+    def __init__(self) -> None:
+        self.at: dict[int, int] = {}
+        """Live document id -> its position in the arrays."""
+        self.ids = np.empty(4, dtype=np.int64)
+        self.tfs = np.empty(4, dtype=np.float64)
+        self.size = 0
+
+    def add(self, doc_id: int, tf: int) -> None:
+        if self.size == self.ids.shape[0]:
+            self.ids = np.resize(self.ids, self.size * 2)
+            self.tfs = np.resize(self.tfs, self.size * 2)
+        self.ids[self.size] = doc_id
+        self.tfs[self.size] = tf
+        self.at[doc_id] = self.size
+        self.size += 1
+
+    def remove(self, doc_id: int) -> None:
+        pos = self.at.pop(doc_id, None)
+        if pos is None:
+            return
+        self.ids[pos] = _FREE
+        self.tfs[pos] = 0.0
+        if self.size >= 16 and len(self.at) * 2 < self.size:
+            live = self.ids[: self.size] != _FREE
+            ids, tfs = self.ids[: self.size][live], self.tfs[: self.size][live]
+            self.size = ids.shape[0]
+            self.ids[: self.size], self.tfs[: self.size] = ids, tfs
+            self.at = {int(d): i for i, d in enumerate(ids.tolist())}
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.ids[: self.size], self.tfs[: self.size]
+
 
 class BM25Index:
-    """Inverted index with BM25 scoring; documents are given as token lists."""
+    """Inverted index with BM25 scoring; documents are given as token lists.
+
+    Adding or removing a document costs O(its distinct tokens) (amortised): the postings
+    and document lengths are kept as numpy arrays that grow in place, so a search after
+    a change costs the query's postings, never a rebuild of what did not change.
+    """
 
     def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
         self.k1 = k1
         self.b = b
-        self._postings: dict[str, dict[int, int]] = {}
+        self._postings: dict[str, _Posting] = {}
         self._doc_terms: dict[int, tuple[str, ...]] = {}
         self._doc_len: dict[int, int] = {}
         self._total_len = 0
-        # derived numpy views, rebuilt lazily after a change touches them
-        self._arrays_cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self._len_array: np.ndarray | None = None
+        self._lengths = np.zeros(16, dtype=np.float64)
+        self._size = 0
+        """One more than the highest document id ever added (the score array's length)."""
 
     def __len__(self) -> int:
         return len(self._doc_len)
@@ -40,14 +90,23 @@ class BM25Index:
 
     def add(self, doc_id: int, tokens: Iterable[str]) -> None:
         """Index (or re-index) one document."""
+        if doc_id < 0:
+            raise ValueError(f"document ids are >= 0, got {doc_id}")
         if doc_id in self._doc_len:
             self.remove(doc_id)
         counts = Counter(tokens)
         length = sum(counts.values())
         for term, tf in counts.items():
-            self._postings.setdefault(term, {})[doc_id] = tf
-            self._arrays_cache.pop(term, None)
-        self._len_array = None
+            posting = self._postings.get(term)
+            if posting is None:
+                posting = self._postings[term] = _Posting()
+            posting.add(doc_id, tf)
+        if doc_id >= self._lengths.shape[0]:
+            grown = np.zeros(max(doc_id + 1, self._lengths.shape[0] * 2), dtype=np.float64)
+            grown[: self._lengths.shape[0]] = self._lengths
+            self._lengths = grown
+        self._lengths[doc_id] = length
+        self._size = max(self._size, doc_id + 1)
         self._doc_terms[doc_id] = tuple(counts)
         self._doc_len[doc_id] = length
         self._total_len += length
@@ -57,57 +116,36 @@ class BM25Index:
         terms = self._doc_terms.pop(doc_id, None)
         if terms is None:
             return
-        self._len_array = None
         for term in terms:
-            self._arrays_cache.pop(term, None)
             posting = self._postings.get(term)
             if posting is not None:
-                posting.pop(doc_id, None)
-                if not posting:
+                posting.remove(doc_id)
+                if not posting.at:
                     del self._postings[term]
+        self._lengths[doc_id] = 0.0
         self._total_len -= self._doc_len.pop(doc_id)
 
     def idf(self, term: str) -> float:
-        n = len(self._postings.get(term, ()))
+        posting = self._postings.get(term)
+        n = len(posting.at) if posting is not None else 0
         return math.log(1.0 + (len(self._doc_len) - n + 0.5) / (n + 0.5))
-
-    def _arrays(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
-        cached = self._arrays_cache.get(term)
-        if cached is None:
-            posting = self._postings.get(term)
-            if not posting:
-                return None
-            ids = np.fromiter(posting.keys(), dtype=np.int64, count=len(posting))
-            tfs = np.fromiter(posting.values(), dtype=np.float64, count=len(posting))
-            cached = self._arrays_cache[term] = (ids, tfs)
-        return cached
-
-    def _lengths(self) -> np.ndarray:
-        if self._len_array is None:
-            size = max(self._doc_len, default=-1) + 1
-            arr = np.zeros(size, dtype=np.float64)
-            if self._doc_len:
-                ids = np.fromiter(self._doc_len.keys(), dtype=np.int64, count=len(self._doc_len))
-                arr[ids] = np.fromiter(self._doc_len.values(), dtype=np.float64, count=len(ids))
-            self._len_array = arr
-        return self._len_array
 
     def score_array(self, query_tokens: Iterable[str]) -> np.ndarray:
         """Dense BM25 scores indexed by document id (0 for non-matching or absent ids)."""
-        lengths = self._lengths()
-        out = np.zeros(lengths.shape[0], dtype=np.float64)
+        out = np.zeros(self._size + 1, dtype=np.float64)  # + the cell of removed entries
         if not self._doc_len:
-            return out
+            return out[: self._size]
+        lengths = self._lengths
         avgdl = self._total_len / len(self._doc_len) or 1.0
         k1, b = self.k1, self.b
         for term in dict.fromkeys(query_tokens):
-            arrays = self._arrays(term)
-            if arrays is None:
+            posting = self._postings.get(term)
+            if posting is None:
                 continue
-            ids, tfs = arrays
+            ids, tfs = posting.arrays()
             denom = tfs + k1 * (1.0 - b + b * lengths[ids] / avgdl)
             out[ids] += self.idf(term) * tfs * (k1 + 1.0) / denom
-        return out
+        return out[: self._size]
 
     def scores(
         self, query_tokens: Iterable[str], allow: Callable[[int], bool] | None = None
