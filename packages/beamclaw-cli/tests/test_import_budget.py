@@ -119,6 +119,13 @@ def test_help_skips_pydantic_and_package_metadata(beamclaw_home: Path) -> None:
     assert loaded_heavy(["--help"], beamclaw_home, ("importlib.metadata", "pydantic")) == []
 
 
+@pytest.mark.parametrize("argv", [["status"], ["agent", "list"]], ids=" ".join)
+def test_the_light_keys_need_no_pydantic(argv: list[str], beamclaw_home: Path) -> None:
+    """Building even one section's model class costs more than the rest of ``status`` or
+    ``agent list``: they read their scalar keys from the raw table and check them by hand."""
+    assert loaded_heavy(argv, beamclaw_home, ("pydantic",)) == []
+
+
 def test_version_skips_pydantic(beamclaw_home: Path) -> None:
     """typer 0.29 imports pydantic and builds a TypeAdapter per parameter of the command
     it runs (0.1-0.3 s on every command); the CLI pins typer below it, and ``version``

@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-import os
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from beamclaw_gateway.errors import GatewayConfigError
+from beamclaw_gateway.listen_port import DEFAULT_HOST, DEFAULT_PORT, MAX_PORT, port_over
 from beamclaw_gateway.rates import parse_rates
 from beamclaw_obs import Secret, Section
-
-PORT_ENV = "BEAMCLAW_PORT"
 
 
 class HttpSettings(Section):
     """``[gateway.http]``: the HTTP listener."""
 
-    host: str = "127.0.0.1"
+    host: str = DEFAULT_HOST
     """Bind address. A non-loopback address requires ``token``."""
-    port: int = Field(default=18800, ge=0, le=65535)
+    port: int = Field(default=DEFAULT_PORT, ge=0, le=MAX_PORT)
     """TCP port; ``BEAMCLAW_PORT`` overrides. 0 picks a free port."""
     token: Secret | None = None
     """Bearer token for ``/v1``, ``/api``, ``/ws`` and A2A (``{ env = "VAR" }``)."""
@@ -41,16 +38,7 @@ class HttpSettings(Section):
 
 def listen_port(http: HttpSettings) -> int:
     """``BEAMCLAW_PORT`` if set, else ``[gateway.http] port``."""
-    raw = os.environ.get(PORT_ENV)
-    if not raw:
-        return http.port
-    try:
-        port = int(raw)
-    except ValueError as exc:
-        raise GatewayConfigError(f"{PORT_ENV}={raw!r} is not a port number") from exc
-    if not 0 <= port <= 65535:
-        raise GatewayConfigError(f"{PORT_ENV}={raw!r} is outside 0-65535")
-    return port
+    return port_over(http.port)
 
 
 class RateLimitSettings(Section):
