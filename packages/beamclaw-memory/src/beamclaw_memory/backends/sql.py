@@ -19,6 +19,7 @@ import sqlalchemy as sa
 
 from beamclaw_memory.backends.rows import ChangeClock, MemoryRow, Signature, SourceState
 from beamclaw_memory.dialect import dialect_insert
+from beamclaw_memory.prepared import Prepared
 from beamclaw_memory.service import MemoryCategory
 from beamclaw_memory.storage import Database
 from beamclaw_memory.tables import memory_entries as t
@@ -29,6 +30,16 @@ if TYPE_CHECKING:
     import numpy as np
 
 _BATCH = 500
+_SIGNATURE = Prepared(  # before every search: inline, no thread hop
+    sa.select(sa.func.count(), sa.func.max(t.c.changed_at)).where(
+        t.c.agent_id == sa.bindparam("b_agent")
+    )
+)
+_VERSIONS = Prepared(  # ix_memory_entries_agent_changed; changed_at is never negative
+    sa.select(t.c.key, t.c.changed_at).where(
+        t.c.agent_id == sa.bindparam("b_agent"), t.c.changed_at > sa.bindparam("b_after")
+    )
+)
 _ROW_COLUMNS = (
     t.c.key,
     t.c.value,
@@ -232,18 +243,14 @@ class SqlRowStore:
         return {str(p["b_key"]): float(p["b_changed"]) for p in params}
 
     async def signature(self, agent_id: str) -> Signature:
-        query = sa.select(sa.func.count(), sa.func.max(t.c.changed_at)).where(
-            t.c.agent_id == agent_id
-        )
-        count, latest = await self._db.read(lambda unit: unit.execute(query).one())
+        found = await self._db.read(lambda unit: unit.rows(_SIGNATURE, {"b_agent": agent_id}))
+        count, latest = found[0]
         return int(count), float(latest or 0.0)
 
     async def versions(self, agent_id: str, after: float | None = None) -> dict[str, float]:
-        query = sa.select(t.c.key, t.c.changed_at).where(t.c.agent_id == agent_id)
-        if after is not None:  # ix_memory_entries_agent_changed
-            query = query.where(t.c.changed_at > after)
+        params = {"b_agent": agent_id, "b_after": -1.0 if after is None else after}
         return await self._db.read(
-            lambda unit: {str(row[0]): row[1] for row in unit.execute(query)}
+            lambda unit: {str(key): changed for key, changed in unit.rows(_VERSIONS, params)}
         )
 
     async def hashes_for_sources(self, agent_id: str, sources: Sequence[str]) -> dict[str, str]:
