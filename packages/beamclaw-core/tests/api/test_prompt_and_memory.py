@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from beamclaw_core.api import Core, StaticPrompt, WorkspacePrompt
 from beamclaw_core.loop import TurnDone
 from beamclaw_core.messages import Message, Role
+from beamclaw_core.providers import request_fold
 from beamclaw_core.sessions import SessionAddress
 from beamclaw_core.sessions.memory_context import AUTO_CONTEXT_LABEL
 from beamclaw_core.settings import CoreSettings
@@ -196,6 +198,31 @@ async def test_auto_context_injects_memories_into_the_view_only(
     assert memory.searches == (["What is my cat called?"] if auto_context else [])
     history = await core.history(handle.session_id)
     assert not any(AUTO_CONTEXT_LABEL in m.text for m in history)
+
+
+async def test_a_turns_auto_context_ends_with_the_turn(make_core: Callable[..., Core]) -> None:
+    """Idle sessions keep no auto-context in memory: of more sessions' turns than the
+    request fold remembers, only the fold's runs (and the memo's last list) keep one."""
+    memory = _memory()
+    await memory.store(
+        "default", "pet", "Ann's cat is called Pixel.", MemoryCategory.CORE, source="test"
+    )
+    sessions = request_fold.KEEP + 8
+    provider = ScriptedProvider([Reply("Pixel!") for _ in range(sessions)])
+    core = make_core(
+        provider,
+        memory=memory,
+        memory_settings=MemorySettings(auto_context=True, auto_context_limit=2),
+    )
+    await core.start(maintenance=False)
+    for n in range(sessions):
+        address = SessionAddress(f"local:u{n}", "default", "tui")
+        assert await (await core.send(address, "What is my cat called?")).text() == "Pixel!"
+    assert len(memory.searches) == sessions
+    provider.calls.clear()  # the double's record of the requests
+    gc.collect()
+    alive = [o for o in gc.get_objects() if isinstance(o, Message) and AUTO_CONTEXT_LABEL in o.text]
+    assert len(alive) <= request_fold.KEEP + 1, "idle sessions hold their turns' auto-context"
 
 
 async def test_auto_context_finds_memory_md_as_it_is_on_disk(

@@ -124,6 +124,9 @@ def build_runtime(parts: CoreParts, hooks: CoreHooks) -> Runtime:
         if memory is not None and memory_cfg.auto_context
         else None
     )
+    on_effect = _chain(parts.on_effect, hooks.on_effect)
+    if auto_context is not None:  # a turn's context leaves memory when the turn ends
+        on_effect = _chain(on_effect, auto_context.on_effect)
     store = ConversationStore(parts.database)
     short_term_cfg = parts.settings.short_term
     short_term = ShortTerm(store, short_term_cfg) if short_term_cfg.enabled else None
@@ -136,7 +139,7 @@ def build_runtime(parts: CoreParts, hooks: CoreHooks) -> Runtime:
         ),
         clock=parts.clock,
         always=AlwaysAllowlist(parts.database, parts.clock),
-        on_effect=_chain(parts.on_effect, hooks.on_effect),
+        on_effect=on_effect,
         spawn=hooks.spawn,
         cancel_children=hooks.cancel_children,
         sleep=parts.sleep,

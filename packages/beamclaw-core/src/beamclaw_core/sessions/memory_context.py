@@ -6,7 +6,8 @@
   disk, edits made outside the agent included), and the hits that fit the token budget
   (``auto_context_max_tokens``) become one clearly labelled system message of the LLM
   view. The hits are kept for the rest of that turn, so every request of the turn sees
-  the same context (a stable prompt prefix); the message is never stored as history.
+  the same context (a stable prompt prefix), and dropped when it ends (an idle session
+  holds none: :meth:`AutoContext.on_effect`); the message is never stored as history.
   The lookup never blocks a turn: after ``auto_context_deadline_ms`` the turn goes on
   without it, the lookup finishes in the background, and no second lookup of that agent
   starts while one still runs.
@@ -32,6 +33,7 @@ from datetime import UTC, datetime
 
 from loguru import logger
 
+from beamclaw_core.loop import effects as fx
 from beamclaw_core.messages import Message, Role
 from beamclaw_core.providers.tokens import estimate_tokens
 from beamclaw_core.sessions.ends import SessionEnd
@@ -100,7 +102,7 @@ def format_auto_context(
 
 class AutoContext:
     """Searches once per turn, within a deadline, and remembers the result until the
-    session's next turn."""
+    turn ends."""
 
     def __init__(
         self,
@@ -188,6 +190,12 @@ class AutoContext:
 
     def forget(self, session_id: str) -> None:
         self._turns.pop(session_id, None)
+
+    def on_effect(self, effect: fx.Effect) -> None:
+        """An effect hook: a session's context leaves memory when its turn ends (the next
+        turn searches afresh anyway)."""
+        if isinstance(effect, fx.NotifyClient) and effect.event.terminal:
+            self.forget(effect.event.session_id)
 
     async def session_ended(self, end: SessionEnd) -> None:
         """A session-end hook: a lane that left memory leaves nothing cached here."""
