@@ -29,9 +29,17 @@ from beamclaw_core.testing import (
     FakeToolCall,
     RecordedRequest,
 )
+from beamclaw_gateway.fake_telegram import FakeBotApi
 from beamclaw_memory import Database
 
-from .cluster_support import LEASE_SECONDS, Node, free_ports, node_config, service_url
+from .cluster_support import (
+    LEASE_SECONDS,
+    Node,
+    free_ports,
+    node_config,
+    service_url,
+    telegram_config,
+)
 
 pytestmark = [
     pytest.mark.postgres,
@@ -62,9 +70,12 @@ def _echo(request: RecordedRequest) -> FakeReply:
 
 
 class Cluster:
-    def __init__(self, nodes: list[Node], llm: FakeLLMServer, database_url: str) -> None:
+    def __init__(
+        self, nodes: list[Node], llm: FakeLLMServer, tg: FakeBotApi, database_url: str
+    ) -> None:
         self.nodes = nodes
         self.llm = llm
+        self.tg = tg
         self.database_url = database_url
 
 
@@ -97,7 +108,7 @@ async def cluster(
     redis_url = service_url("BEAMCLAW_TEST_REDIS_URL")
     root = tmp_path_factory.mktemp("cluster")
     prefix = f"bc-test-{uuid.uuid4().hex[:8]}"
-    async with FakeOpenAIServer([_echo] * 500) as llm:
+    async with FakeOpenAIServer([_echo] * 500) as llm, FakeBotApi() as tg:
         nodes: list[Node] = []
         for name, port in zip(("n1", "n2", "n3"), free_ports(3), strict=True):
             config = node_config(
@@ -107,13 +118,14 @@ async def cluster(
                 redis_url=redis_url,
                 prefix=prefix,
                 llm=llm.base_url,
+                extra=telegram_config(tg.base_url, tg.token),
             )
             nodes.append(Node(root, name, config, port))
         try:
             for node in nodes:  # all three at once: they race to migrate the empty database
                 node.spawn()
             await asyncio.gather(*(node.ready() for node in nodes))
-            yield Cluster(nodes, llm, database_url)
+            yield Cluster(nodes, llm, tg, database_url)
         finally:
             HANG.set()
             for node in nodes:
@@ -287,3 +299,67 @@ async def test_kill_9_of_the_owner_mid_turn_hands_the_session_over(cluster: Clus
     assert [t for r, t in history if r == "user"] == ["before", "hang here", "after"]
     owner.spawn()
     await owner.ready()
+
+
+async def _telegram_states(cluster: Cluster) -> dict[str, str]:
+    """Each live node's Telegram channel state (``polling``, ``standby``…)."""
+    states: dict[str, str] = {}
+    for node in cluster.nodes:
+        if node.proc is None or node.proc.poll() is not None:
+            continue
+        async with httpx.AsyncClient(base_url=node.base_url, timeout=10) as client:
+            health = (await client.get("/health")).json()
+        channel = health["components"]["channels"].get("telegram", {})
+        states[node.name] = str(channel.get("state"))
+    return states
+
+
+async def _one_poller(cluster: Cluster, seconds: float) -> str:
+    """The one node polling Telegram once the others stand by (its name)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        states = await _telegram_states(cluster)
+        polling = [name for name, state in states.items() if state == "polling"]
+        if len(polling) == 1 and sorted(states.values()).count("standby") == len(states) - 1:
+            return polling[0]
+        assert time.monotonic() < deadline, f"no single poller: {states}"
+        await asyncio.sleep(0.1)
+
+
+def _answers(tg: FakeBotApi, chat: int, text: str) -> int:
+    """The bot's answers in ``chat`` echoing ``text`` (whatever the channel adds to it)."""
+    return sum(
+        1
+        for m in tg.messages(chat)
+        if not m.deleted and m.plain_text.startswith("echo:") and text in m.plain_text
+    )
+
+
+async def test_telegram_is_polled_by_one_elected_node_which_another_replaces(
+    cluster: Cluster,
+) -> None:
+    tg = cluster.tg
+    poller = await _one_poller(cluster, 30)
+    chats = [7100 + i for i in range(3)]
+    for chat in chats:
+        tg.push_message(chat_id=chat, from_id=chat, text=f"telegram {chat}")
+    await tg.wait_for(lambda _tg: all(_answers(tg, c, f"telegram {c}") for c in chats), 30)
+    await asyncio.sleep(1.5)  # a second handling (another poller) would answer by now
+    assert [_answers(tg, c, f"telegram {c}") for c in chats] == [1, 1, 1]
+    # two nodes polling at once would terminate each other's getUpdates (409)
+    assert [c for c in tg.calls_of("getUpdates") if c.status == 409] == []
+    assert await _one_poller(cluster, 5) == poller  # the lease is renewed, not lost
+
+    dead = next(node for node in cluster.nodes if node.name == poller)
+    dead.kill_9()
+    killed_at = time.monotonic()
+    tg.push_message(chat_id=7200, from_id=7200, text="telegram after the kill")
+    await tg.wait_for(lambda _tg: _answers(tg, 7200, "telegram after the kill") > 0, 30)
+    assert time.monotonic() - killed_at < LEASE_SECONDS * 4
+    successor = await _one_poller(cluster, 5)
+    assert successor != poller
+    await asyncio.sleep(1.5)
+    assert _answers(tg, 7200, "telegram after the kill") == 1
+    dead.spawn()
+    await dead.ready()
+    assert await _one_poller(cluster, 10) == successor  # the restarted node stands by

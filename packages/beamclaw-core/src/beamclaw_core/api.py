@@ -332,6 +332,12 @@ class Core:
         finally:
             self._usage.unpin(lane.id)
 
+    @property
+    def cluster_link(self) -> ClusterLink:
+        """This node's link to the cluster (a :class:`LocalLink` alone): channels hold
+        cluster-wide duties through it (:func:`~beamclaw_core.cluster.hold_duty`)."""
+        return self._node.link
+
     async def subscribe(self, session_id: str, *, after_seq: int | None = None) -> Subscription:
         """Every event of a session from now on, whichever channel started the turn.
 
