@@ -363,3 +363,32 @@ async def test_telegram_is_polled_by_one_elected_node_which_another_replaces(
     dead.spawn()
     await dead.ready()
     assert await _one_poller(cluster, 10) == successor  # the restarted node stands by
+
+
+async def _await_approval(node: Node, session_id: str, seconds: float) -> None:
+    """Return once ``session_id`` waits for an approval on ``node`` (its owner)."""
+    deadline = time.monotonic() + seconds
+    async with httpx.AsyncClient(base_url=node.base_url, timeout=10) as client:
+        while True:
+            listed = (await client.get("/api/approvals")).json()
+            for item in listed["approvals"]:
+                if item["session_id"] == session_id:
+                    return
+            assert time.monotonic() < deadline, f"no approval pending: {listed}"
+            await asyncio.sleep(0.1)
+
+
+async def test_in_chat_commands_at_other_nodes_are_answered_by_the_owner(
+    cluster: Cluster,
+) -> None:
+    session = f"cmd-{uuid.uuid4().hex[:6]}"
+    owner, second, third = cluster.nodes
+    asking = asyncio.ensure_future(_ask(owner, session, "please write a note"))
+    await _await_approval(owner, session, 30)
+    status = await _ask(second, session, "/status")
+    assert f"Session {session}" in status, status
+    assert "State: awaiting_approval" in status, status  # the owner's live state
+    assert await _ask(third, session, "/yes") == "Approved: write_file."
+    assert await asyncio.wait_for(asking, 30) == "the file is written"
+    history = await _history(second, session)
+    assert [t for r, t in history if r == "user"] == ["please write a note"]  # no command

@@ -626,17 +626,11 @@ class Core:
         scheduled: bool,
         model: str | None = None,
     ) -> TurnHandle:
-        """Cluster hook: another node owns the session. ``/stop`` goes to it as a
-        command; a message is queued for it durably (the owner is woken); any other
-        command needs the owner (:class:`NotOwnerError`)."""
-        command = parse_command(content) if isinstance(content, str) else None
-        if command == "/stop":
-            await self._node.cancel(lane.id)
-            handle = lane.publisher.open(uuid.uuid4().hex, drafts)
-            lane.publisher.reply(handle.turn_id, "Asked the node running this session to stop.")
-            return handle
-        if command is not None:
-            raise NotOwnerError(lane.id)
+        """Cluster hook: another node owns the session. An in-chat command goes to it
+        over the command channel and is answered there; a message is queued for it
+        durably (the owner is woken)."""
+        if isinstance(content, str) and parse_command(content) is not None:
+            return await self._node.forward_command(lane, content, drafts)
         run = PendingRun(
             uuid.uuid4().hex,
             content,

@@ -86,10 +86,16 @@ class LanePublisher:
         for run_id in run_ids:
             self._aliases[run_id] = primary_id
 
-    def reply(self, run_id: str, text: str) -> None:
-        """Answer a run without a turn (commands): a notice, then ``TurnDone``."""
-        self.publish(Notice(self._session_id, run_id, text))
-        self.publish(TurnDone(self._session_id, run_id, text=text))
+    def reply(self, run_id: str, text: str, *, here: bool = False) -> None:
+        """Answer a run without a turn (commands): a notice, then ``TurnDone``.
+        ``here``: on this node only (cluster mode: a run of a session another node owns)."""
+        send = self.mirror if here else self.publish
+        send(Notice(self._session_id, run_id, text))
+        send(TurnDone(self._session_id, run_id, text=text))
+
+    def waiting(self, run_id: str) -> bool:
+        """A handle on ``run_id`` still waits for its turn's end."""
+        return run_id in self._handles
 
     def end_unfinished(self, terminal: Callable[[str], TurnEvent]) -> None:
         """Give every handle still waiting the terminal event ``terminal(run_id)``: no
