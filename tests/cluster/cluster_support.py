@@ -79,7 +79,7 @@ base_url = "{llm}"
 model = "fake-model"
 [core.queue]
 debounce_ms = 0
-mode = "followup"
+mode = "collect"
 [scheduler]
 enabled = true
 tick_seconds = 0.2

@@ -12,9 +12,9 @@ ends with it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
-from beamclaw_core.loop.turn_events import Notice, TurnDone, TurnEvent
+from beamclaw_core.loop.turn_events import Notice, RunsMerged, TurnDone, TurnEvent
 from beamclaw_core.sessions.bus import SessionBus, Subscription, TurnHandle
 from beamclaw_core.sessions.journal import DEFAULT_CAPACITY, EventJournal
 
@@ -51,7 +51,12 @@ class LanePublisher:
 
     def mirror(self, event: TurnEvent) -> None:
         """Publish an event here only: one the session's owner on another node relayed
-        (cluster mode), so this node's subscribers and handles see its turns."""
+        (cluster mode), so this node's subscribers and handles see its turns. A relayed
+        :class:`RunsMerged` only joins the runs here to their turn."""
+        if isinstance(event, RunsMerged):
+            if event.turn_id is not None:
+                self._alias(event.turn_id, event.run_ids)
+            return
         event = self.journal.stamp(event)
         self.bus.publish(event)
         if event.terminal and event.turn_id is not None:
@@ -82,7 +87,13 @@ class LanePublisher:
         return handle
 
     def merge(self, primary_id: str, run_ids: list[str]) -> None:
-        """``run_ids`` became part of ``primary_id``'s turn."""
+        """``run_ids`` became part of ``primary_id``'s turn (here, and — cluster mode —
+        at the other nodes, where some of their senders may wait)."""
+        self._alias(primary_id, run_ids)
+        if self._relay is not None and run_ids:
+            self._relay(RunsMerged(self._session_id, primary_id, run_ids=tuple(run_ids)))
+
+    def _alias(self, primary_id: str, run_ids: Iterable[str]) -> None:
         for run_id in run_ids:
             self._aliases[run_id] = primary_id
 
