@@ -424,3 +424,38 @@ async def test_messages_collected_from_other_nodes_each_get_the_merged_turns_end
     assert f"collected from {second.name}" in merged[0]
     assert f"collected from {third.name}" in merged[0]
     assert answers == [f"echo: {merged[0]}"] * 2  # each sender got that turn's end
+
+
+async def test_a_stream_read_at_one_node_resumes_at_another(cluster: Cluster) -> None:
+    session = f"seq-{uuid.uuid4().hex[:6]}"
+    first, runner, last = cluster.nodes
+    assert await _ask(runner, session, "hello") == "echo: hello"
+
+    def ws_url(node: Node) -> str:
+        return node.base_url.replace("http://", "ws://") + "/ws"
+
+    async def frame(ws: Any, kinds: tuple[str, ...]) -> dict[str, Any]:
+        while True:
+            data = json.loads(await asyncio.wait_for(ws.recv(), 30))
+            assert data.get("type") != "error", data
+            if data.get("type") in kinds:
+                return data
+
+    async with websockets.connect(ws_url(first)) as ws:
+        await ws.send(json.dumps({"type": "subscribe", "session_id": session}))
+        await frame(ws, ("subscribed",))
+        await asyncio.sleep(0.6)  # the node reads the session's stream from here on
+        assert await _ask(runner, session, "seen") == "echo: seen"
+        seen = await frame(ws, ("turn_done",))
+        assert seen["text"] == "echo: seen"
+    # the client is away while another turn runs, then comes back at a third node
+    assert await _ask(runner, session, "missed") == "echo: missed"
+    async with websockets.connect(ws_url(last)) as ws:
+        await ws.send(
+            json.dumps({"type": "subscribe", "session_id": session, "after_seq": seen["seq"]})
+        )
+        subscribed = await frame(ws, ("subscribed",))
+        assert subscribed["replayed"] > 0
+        caught_up = await frame(ws, ("turn_done",))
+        assert caught_up["text"] == "echo: missed"  # resumed, not reloaded
+        assert caught_up["seq"] > seen["seq"]

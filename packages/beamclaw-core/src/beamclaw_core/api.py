@@ -346,6 +346,8 @@ class Core:
         what the session keeps raises :class:`ReplayGapError` (reload the history), one
         never given out :class:`FutureSequenceError`."""
         lane = await self._require(session_id)
+        if after_seq is not None:
+            await self._node.catch_up(lane)  # cluster hook: resume a stream read elsewhere
         return lane.subscribe(after_seq)
 
     def on_session_end(self, hook: SessionEndHook) -> Callable[[], None]:

@@ -113,6 +113,9 @@ class ClusterNode:
             return None
         if claim.stale:
             await self._host.refresh(lane)
+            last = await self.link.recent(lane.id, 1)  # number on from the last owner's
+            if last:
+                lane.publisher.journal.advance(last[-1].seq)
         return claim.stale
 
     async def forward(self, lane: SessionLane, run: PendingRun, drafts: bool) -> TurnHandle:
@@ -140,6 +143,17 @@ class ClusterNode:
         await self._sleep(COMMAND_ANSWER_SECONDS)
         if lane.publisher.waiting(run_id):
             lane.publisher.reply(run_id, COMMAND_UNANSWERED, here=True)
+
+    async def catch_up(self, lane: SessionLane) -> None:
+        """Before a client resumes ``lane``'s stream here (cluster mode, another node
+        runs the session): follow its events from now on, and keep what was relayed so
+        far under the owner's numbers, so the client resumes instead of reloading."""
+        if not self.link.shared or self.leases.held(lane.id):
+            return
+        await self.link.follow(lane.id)
+        capacity = lane.publisher.journal.capacity
+        events = await self.link.recent(lane.id, capacity)
+        lane.publisher.backfill(events, complete=len(events) < capacity)
 
     async def answer(self, session_id: str, request_id: str, decision: Decision) -> bool:
         """Send an approval answer to the owner (True: sent; the owner takes it once)."""

@@ -45,9 +45,10 @@ class LanePublisher:
         return self.journal.last_seq
 
     def publish(self, event: TurnEvent) -> None:
-        if self._relay is not None:
+        event = self.journal.stamp(event)
+        if self._relay is not None:  # numbered: the owner's number is the session's
             self._relay(event)
-        self.mirror(event)
+        self._deliver(event)
 
     def mirror(self, event: TurnEvent) -> None:
         """Publish an event here only: one the session's owner on another node relayed
@@ -57,7 +58,18 @@ class LanePublisher:
             if event.turn_id is not None:
                 self._alias(event.turn_id, event.run_ids)
             return
-        event = self.journal.stamp(event)
+        adopted = self.journal.adopt(event)
+        if adopted is not None:
+            self._deliver(adopted)
+
+    def backfill(self, events: list[TurnEvent], *, complete: bool) -> None:
+        """Kept events from the session's relayed stream (cluster mode: a client resumes
+        here a stream it read at another node); see :meth:`EventJournal.backfill`."""
+        self.journal.backfill(
+            [e for e in events if not isinstance(e, RunsMerged)], complete=complete
+        )
+
+    def _deliver(self, event: TurnEvent) -> None:
         self.bus.publish(event)
         if event.terminal and event.turn_id is not None:
             self._ended(event.turn_id, event)
@@ -100,9 +112,13 @@ class LanePublisher:
     def reply(self, run_id: str, text: str, *, here: bool = False) -> None:
         """Answer a run without a turn (commands): a notice, then ``TurnDone``.
         ``here``: on this node only (cluster mode: a run of a session another node owns)."""
-        send = self.mirror if here else self.publish
-        send(Notice(self._session_id, run_id, text))
-        send(TurnDone(self._session_id, run_id, text=text))
+        if here:  # not the session's event: unnumbered, kept nowhere
+            seq = self.journal.last_seq
+            self._deliver(Notice(self._session_id, run_id, text, seq=seq))
+            self._deliver(TurnDone(self._session_id, run_id, text=text, seq=seq))
+            return
+        self.publish(Notice(self._session_id, run_id, text))
+        self.publish(TurnDone(self._session_id, run_id, text=text))
 
     def waiting(self, run_id: str) -> bool:
         """A handle on ``run_id`` still waits for its turn's end."""
