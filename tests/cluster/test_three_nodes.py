@@ -459,3 +459,20 @@ async def test_a_stream_read_at_one_node_resumes_at_another(cluster: Cluster) ->
         caught_up = await frame(ws, ("turn_done",))
         assert caught_up["text"] == "echo: missed"  # resumed, not reloaded
         assert caught_up["seq"] > seen["seq"]
+
+
+async def test_a_rest_reset_at_another_node_is_done_by_the_owner(cluster: Cluster) -> None:
+    session = f"reset-{uuid.uuid4().hex[:6]}"
+    owner, _, third = cluster.nodes
+    asking = asyncio.ensure_future(_ask(owner, session, "please write a note"))
+    await _await_approval(owner, session, 30)
+    async with httpx.AsyncClient(base_url=third.base_url, timeout=30) as client:
+        response = await client.post(f"/api/sessions/{session}/reset")
+    assert response.status_code == 200, response.text
+    await asyncio.gather(asking, return_exceptions=True)  # the reset cancelled the turn
+    async with httpx.AsyncClient(base_url=owner.base_url, timeout=10) as client:
+        listed = (await client.get("/api/approvals")).json()
+    assert [a for a in listed["approvals"] if a["session_id"] == session] == []
+    assert [t for r, t in await _history(third, session) if r == "user"] == [
+        "please write a note"
+    ]  # the raw history stays

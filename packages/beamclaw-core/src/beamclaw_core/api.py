@@ -34,7 +34,6 @@ from loguru import logger
 from beamclaw_core.agent_settings import AgentSettings
 from beamclaw_core.approvals import AlwaysGrant
 from beamclaw_core.attachments import check_images
-from beamclaw_core.cluster.errors import NotOwnerError
 from beamclaw_core.cluster.local import LocalLink
 from beamclaw_core.cluster.node import ClusterNode, LaneHost
 from beamclaw_core.cluster.ports import ClusterLink
@@ -477,8 +476,10 @@ class Core:
         lane = await self._require(session_id, pin=True)
         try:
             async with self._lock:  # cluster hook: only the owner writes the marker
-                if await self._node.own(lane) is None:
-                    raise NotOwnerError(session_id)
+                owned = await self._node.own(lane) is not None
+            if not owned:  # the owner resets it, as for an in-chat /reset
+                await (await self._node.forward_command(lane, "/reset", False)).result()
+                return
             await lane.cancel("Cancelled by reset")
             await lane.settle()
             await lane.reset_view("reset")
