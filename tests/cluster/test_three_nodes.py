@@ -461,6 +461,34 @@ async def test_a_stream_read_at_one_node_resumes_at_another(cluster: Cluster) ->
         assert caught_up["seq"] > seen["seq"]
 
 
+async def test_a_page_read_at_one_node_subscribes_from_its_number_at_another(
+    cluster: Cluster,
+) -> None:
+    session = f"page-{uuid.uuid4().hex[:6]}"
+    first, runner, last = cluster.nodes
+    assert await _ask(runner, session, "hello") == "echo: hello"
+    await _history(last, session)  # this node shows the session first…
+    await asyncio.sleep(0.05)
+    async with httpx.AsyncClient(base_url=first.base_url, timeout=30) as client:
+        page = (await client.get(f"/api/sessions/{session}")).json()  # …this one later
+    url = last.base_url.replace("http://", "ws://") + "/ws"
+    async with websockets.connect(url) as ws:
+        subscribe = {"type": "subscribe", "session_id": session, "after_seq": page["event_seq"]}
+        await ws.send(json.dumps(subscribe))
+        while True:
+            subscribed = json.loads(await asyncio.wait_for(ws.recv(), 30))
+            if subscribed["type"] in ("subscribed", "error"):
+                break
+        assert subscribed["type"] == "subscribed", subscribed  # not future_seq: reload
+        asking = asyncio.ensure_future(_ask(runner, session, "after the page"))
+        while True:
+            data = json.loads(await asyncio.wait_for(ws.recv(), 30))
+            if data.get("type") == "turn_done":
+                break
+        assert data["text"] == "echo: after the page" and data["seq"] > page["event_seq"]
+        await asking
+
+
 async def test_a_rest_reset_at_another_node_is_done_by_the_owner(cluster: Cluster) -> None:
     session = f"reset-{uuid.uuid4().hex[:6]}"
     owner, _, third = cluster.nodes

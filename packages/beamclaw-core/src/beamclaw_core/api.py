@@ -361,7 +361,7 @@ class Core:
         """The number of the session's latest event: a client that has read the history
         subscribes from it and misses nothing published since."""
         lane = await self._require(session_id)
-        return lane.publisher.last_seq
+        return await self._node.event_seq(lane)  # cluster hook: the owner's numbering
 
     async def answer_approval(self, session_id: str, request_id: str, decision: Decision) -> bool:
         """Answer an ``ApprovalRequested``; False when it is not (or no longer) pending."""

@@ -144,6 +144,16 @@ class ClusterNode:
         if lane.publisher.waiting(run_id):
             lane.publisher.reply(run_id, COMMAND_UNANSWERED, here=True)
 
+    async def event_seq(self, lane: SessionLane) -> int:
+        """The number of the session's latest event: the last one relayed when another
+        node runs it (cluster mode; a client may subscribe from it at any node), else
+        this node's own."""
+        if self.link.shared and not self.leases.held(lane.id):
+            relayed = max((e.seq for e in await self.link.recent(lane.id, 4)), default=0)
+            if relayed > 0:  # (a RunsMerged is not numbered)
+                return relayed
+        return lane.publisher.last_seq
+
     async def catch_up(self, lane: SessionLane) -> None:
         """Before a client resumes ``lane``'s stream here (cluster mode, another node
         runs the session): follow its events from now on, and keep what was relayed so
