@@ -113,9 +113,8 @@ class ClusterNode:
             return None
         if claim.stale:
             await self._host.refresh(lane)
-            last = await self.link.recent(lane.id, 1)  # number on from the last owner's
-            if last:
-                lane.publisher.journal.advance(last[-1].seq)
+            # number on from the last owner's events
+            lane.publisher.journal.advance(await self._relayed_seq(lane.id))
         return claim.stale
 
     async def forward(self, lane: SessionLane, run: PendingRun, drafts: bool) -> TurnHandle:
@@ -149,10 +148,15 @@ class ClusterNode:
         node runs it (cluster mode; a client may subscribe from it at any node), else
         this node's own."""
         if self.link.shared and not self.leases.held(lane.id):
-            relayed = max((e.seq for e in await self.link.recent(lane.id, 4)), default=0)
-            if relayed > 0:  # (a RunsMerged is not numbered)
+            relayed = await self._relayed_seq(lane.id)
+            if relayed > 0:
                 return relayed
         return lane.publisher.last_seq
+
+    async def _relayed_seq(self, session_id: str) -> int:
+        """The number of the session's last relayed event (0: none); the newest entries
+        may be unnumbered (``RunsMerged``)."""
+        return max((e.seq for e in await self.link.recent(session_id, 4)), default=0)
 
     async def catch_up(self, lane: SessionLane) -> None:
         """Before a client resumes ``lane``'s stream here (cluster mode, another node
