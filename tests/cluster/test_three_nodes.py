@@ -504,3 +504,30 @@ async def test_a_rest_reset_at_another_node_is_done_by_the_owner(cluster: Cluste
     assert [t for r, t in await _history(third, session) if r == "user"] == [
         "please write a note"
     ]  # the raw history stays
+
+
+async def test_a_telegram_chat_whose_session_runs_at_another_node_is_answered(
+    cluster: Cluster,
+) -> None:
+    tg, chat = cluster.tg, 7300
+    poller = await _one_poller(cluster, 30)
+    tg.push_message(chat_id=chat, from_id=chat, text="telegram first")
+    await tg.wait_for(lambda _tg: _answers(tg, chat, "telegram first") == 1, 30)
+    async with httpx.AsyncClient(base_url=cluster.nodes[0].base_url, timeout=10) as client:
+        sessions = (await client.get("/api/sessions")).json()["sessions"]
+    session = next(s["session_id"] for s in sessions if s["user_id"] == f"tg:{chat}")
+    elsewhere = next(node for node in cluster.nodes if node.name != poller)
+    asking = asyncio.ensure_future(_ask(elsewhere, session, "please write a note"))
+    await _await_approval(elsewhere, session, 30)  # the session runs at a non-poller
+    tg.push_message(chat_id=chat, from_id=chat, text="telegram while elsewhere")
+    store = ConversationStore(Database(cluster.database_url))
+    try:
+        deadline = time.monotonic() + 20
+        while not await store.pending(session):  # the poller queued it for the owner
+            assert time.monotonic() < deadline, "the Telegram message was not queued"
+            await asyncio.sleep(0.05)
+    finally:
+        await store.db.dispose()
+    assert await _ask(elsewhere, session, "/yes") == "Approved: write_file."
+    assert await asyncio.wait_for(asking, 30) == "the file is written"
+    await tg.wait_for(lambda _tg: _answers(tg, chat, "telegram while elsewhere") == 1, 30)
