@@ -44,10 +44,31 @@ def free_ports(count: int) -> list[int]:
             s.close()
 
 
-def node_config(
-    *, port: int, node_id: str, database_url: str, redis_url: str, prefix: str, llm: str
-) -> str:
+def telegram_config(api_base_url: str, token: str) -> str:
+    """The Telegram channel in long-polling mode against a fake Bot API."""
     return f"""
+[gateway.channels.telegram]
+enabled = true
+token = "{token}"
+api_base_url = "{api_base_url}"
+dm_policy = "open"
+poll_timeout_seconds = 1
+"""
+
+
+def node_config(
+    *,
+    port: int,
+    node_id: str,
+    database_url: str,
+    redis_url: str,
+    prefix: str,
+    llm: str,
+    extra: str = "",
+) -> str:
+    return (
+        extra
+        + f"""
 [memory]
 database_url = "{database_url}"
 [core]
@@ -58,7 +79,7 @@ base_url = "{llm}"
 model = "fake-model"
 [core.queue]
 debounce_ms = 0
-mode = "followup"
+mode = "collect"
 [scheduler]
 enabled = true
 tick_seconds = 0.2
@@ -77,6 +98,7 @@ key_prefix = "{prefix}"
 [obs]
 log_level = "INFO"
 """
+    )
 
 
 class Node:

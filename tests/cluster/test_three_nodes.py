@@ -29,9 +29,17 @@ from beamclaw_core.testing import (
     FakeToolCall,
     RecordedRequest,
 )
+from beamclaw_gateway.fake_telegram import FakeBotApi
 from beamclaw_memory import Database
 
-from .cluster_support import LEASE_SECONDS, Node, free_ports, node_config, service_url
+from .cluster_support import (
+    LEASE_SECONDS,
+    Node,
+    free_ports,
+    node_config,
+    service_url,
+    telegram_config,
+)
 
 pytestmark = [
     pytest.mark.postgres,
@@ -62,9 +70,12 @@ def _echo(request: RecordedRequest) -> FakeReply:
 
 
 class Cluster:
-    def __init__(self, nodes: list[Node], llm: FakeLLMServer, database_url: str) -> None:
+    def __init__(
+        self, nodes: list[Node], llm: FakeLLMServer, tg: FakeBotApi, database_url: str
+    ) -> None:
         self.nodes = nodes
         self.llm = llm
+        self.tg = tg
         self.database_url = database_url
 
 
@@ -97,7 +108,7 @@ async def cluster(
     redis_url = service_url("BEAMCLAW_TEST_REDIS_URL")
     root = tmp_path_factory.mktemp("cluster")
     prefix = f"bc-test-{uuid.uuid4().hex[:8]}"
-    async with FakeOpenAIServer([_echo] * 500) as llm:
+    async with FakeOpenAIServer([_echo] * 500) as llm, FakeBotApi() as tg:
         nodes: list[Node] = []
         for name, port in zip(("n1", "n2", "n3"), free_ports(3), strict=True):
             config = node_config(
@@ -107,13 +118,14 @@ async def cluster(
                 redis_url=redis_url,
                 prefix=prefix,
                 llm=llm.base_url,
+                extra=telegram_config(tg.base_url, tg.token),
             )
             nodes.append(Node(root, name, config, port))
         try:
             for node in nodes:  # all three at once: they race to migrate the empty database
                 node.spawn()
             await asyncio.gather(*(node.ready() for node in nodes))
-            yield Cluster(nodes, llm, database_url)
+            yield Cluster(nodes, llm, tg, database_url)
         finally:
             HANG.set()
             for node in nodes:
@@ -172,10 +184,12 @@ async def test_messages_sent_at_once_to_three_nodes_are_each_answered_once(
     answers = await asyncio.gather(
         *(_ask(node, session, f"at once {i}") for i, node in enumerate(cluster.nodes))
     )
-    assert sorted(answers) == [f"echo: at once {i}" for i in range(3)]
     history = await _history(cluster.nodes[0], session)
     users = [text for role, text in history if role == "user"]
-    assert sorted(users) == [f"at once {i}" for i in range(3)]
+    for i, answer in enumerate(answers):  # collect mode may merge some into one turn
+        asked = [text for text in users if f"at once {i}" in text]
+        assert len(asked) == 1, users  # stored once
+        assert answer == f"echo: {asked[0]}"  # the answer of the turn it was part of
     for position, (role, text) in enumerate(history):  # each question, then its answer
         if role == "user":
             assert history[position + 1] == ("assistant", f"echo: {text}")
@@ -287,3 +301,233 @@ async def test_kill_9_of_the_owner_mid_turn_hands_the_session_over(cluster: Clus
     assert [t for r, t in history if r == "user"] == ["before", "hang here", "after"]
     owner.spawn()
     await owner.ready()
+
+
+async def _telegram_states(cluster: Cluster) -> dict[str, str]:
+    """Each live node's Telegram channel state (``polling``, ``standby``…)."""
+    states: dict[str, str] = {}
+    for node in cluster.nodes:
+        if node.proc is None or node.proc.poll() is not None:
+            continue
+        async with httpx.AsyncClient(base_url=node.base_url, timeout=10) as client:
+            health = (await client.get("/health")).json()
+        channel = health["components"]["channels"].get("telegram", {})
+        states[node.name] = str(channel.get("state"))
+    return states
+
+
+async def _one_poller(cluster: Cluster, seconds: float) -> str:
+    """The one node polling Telegram once the others stand by (its name)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        states = await _telegram_states(cluster)
+        polling = [name for name, state in states.items() if state == "polling"]
+        if len(polling) == 1 and sorted(states.values()).count("standby") == len(states) - 1:
+            return polling[0]
+        assert time.monotonic() < deadline, f"no single poller: {states}"
+        await asyncio.sleep(0.1)
+
+
+def _answers(tg: FakeBotApi, chat: int, text: str) -> int:
+    """The bot's answers in ``chat`` echoing ``text`` (whatever the channel adds to it)."""
+    return sum(
+        1
+        for m in tg.messages(chat)
+        if not m.deleted and m.plain_text.startswith("echo:") and text in m.plain_text
+    )
+
+
+async def test_telegram_is_polled_by_one_elected_node_which_another_replaces(
+    cluster: Cluster,
+) -> None:
+    tg = cluster.tg
+    poller = await _one_poller(cluster, 30)
+    chats = [7100 + i for i in range(3)]
+    for chat in chats:
+        tg.push_message(chat_id=chat, from_id=chat, text=f"telegram {chat}")
+    await tg.wait_for(lambda _tg: all(_answers(tg, c, f"telegram {c}") for c in chats), 30)
+    await asyncio.sleep(1.5)  # a second handling (another poller) would answer by now
+    assert [_answers(tg, c, f"telegram {c}") for c in chats] == [1, 1, 1]
+    # two nodes polling at once would terminate each other's getUpdates (409)
+    assert [c for c in tg.calls_of("getUpdates") if c.status == 409] == []
+    assert await _one_poller(cluster, 5) == poller  # the lease is renewed, not lost
+
+    dead = next(node for node in cluster.nodes if node.name == poller)
+    dead.kill_9()
+    killed_at = time.monotonic()
+    tg.push_message(chat_id=7200, from_id=7200, text="telegram after the kill")
+    await tg.wait_for(lambda _tg: _answers(tg, 7200, "telegram after the kill") > 0, 30)
+    assert time.monotonic() - killed_at < LEASE_SECONDS * 4
+    successor = await _one_poller(cluster, 5)
+    assert successor != poller
+    await asyncio.sleep(1.5)
+    assert _answers(tg, 7200, "telegram after the kill") == 1
+    dead.spawn()
+    await dead.ready()
+    assert await _one_poller(cluster, 10) == successor  # the restarted node stands by
+
+
+async def _await_approval(node: Node, session_id: str, seconds: float) -> None:
+    """Return once ``session_id`` waits for an approval on ``node`` (its owner)."""
+    deadline = time.monotonic() + seconds
+    async with httpx.AsyncClient(base_url=node.base_url, timeout=10) as client:
+        while True:
+            listed = (await client.get("/api/approvals")).json()
+            for item in listed["approvals"]:
+                if item["session_id"] == session_id:
+                    return
+            assert time.monotonic() < deadline, f"no approval pending: {listed}"
+            await asyncio.sleep(0.1)
+
+
+async def test_in_chat_commands_at_other_nodes_are_answered_by_the_owner(
+    cluster: Cluster,
+) -> None:
+    session = f"cmd-{uuid.uuid4().hex[:6]}"
+    owner, second, third = cluster.nodes
+    asking = asyncio.ensure_future(_ask(owner, session, "please write a note"))
+    await _await_approval(owner, session, 30)
+    status = await _ask(second, session, "/status")
+    assert f"Session {session}" in status, status
+    assert "State: awaiting_approval" in status, status  # the owner's live state
+    assert await _ask(third, session, "/yes") == "Approved: write_file."
+    assert await asyncio.wait_for(asking, 30) == "the file is written"
+    history = await _history(second, session)
+    assert [t for r, t in history if r == "user"] == ["please write a note"]  # no command
+
+
+async def test_messages_collected_from_other_nodes_each_get_the_merged_turns_end(
+    cluster: Cluster,
+) -> None:
+    session = f"collect-{uuid.uuid4().hex[:6]}"
+    owner, second, third = cluster.nodes
+    asking = asyncio.ensure_future(_ask(owner, session, "please write a note"))
+    await _await_approval(owner, session, 30)  # the owner is busy: the next ones queue
+    late = [
+        asyncio.ensure_future(_ask(node, session, f"collected from {node.name}"))
+        for node in (second, third)
+    ]
+    store = ConversationStore(Database(cluster.database_url))
+    try:
+        deadline = time.monotonic() + 20
+        while len(await store.pending(session)) < 2:  # both stored for the owner
+            assert time.monotonic() < deadline, "the forwarded messages were not queued"
+            await asyncio.sleep(0.05)
+    finally:
+        await store.db.dispose()
+    await _ask(owner, session, "/yes")
+    assert await asyncio.wait_for(asking, 30) == "the file is written"
+    answers = await asyncio.wait_for(asyncio.gather(*late), 30)
+    history = await _history(owner, session)
+    merged = [t for r, t in history if r == "user" and "collected from" in t]
+    assert len(merged) == 1, history  # one turn for both, at the owner
+    assert f"collected from {second.name}" in merged[0]
+    assert f"collected from {third.name}" in merged[0]
+    assert answers == [f"echo: {merged[0]}"] * 2  # each sender got that turn's end
+
+
+async def test_a_stream_read_at_one_node_resumes_at_another(cluster: Cluster) -> None:
+    session = f"seq-{uuid.uuid4().hex[:6]}"
+    first, runner, last = cluster.nodes
+    assert await _ask(runner, session, "hello") == "echo: hello"
+
+    def ws_url(node: Node) -> str:
+        return node.base_url.replace("http://", "ws://") + "/ws"
+
+    async def frame(ws: Any, kinds: tuple[str, ...]) -> dict[str, Any]:
+        while True:
+            data = json.loads(await asyncio.wait_for(ws.recv(), 30))
+            assert data.get("type") != "error", data
+            if data.get("type") in kinds:
+                return data
+
+    async with websockets.connect(ws_url(first)) as ws:
+        await ws.send(json.dumps({"type": "subscribe", "session_id": session}))
+        await frame(ws, ("subscribed",))
+        await asyncio.sleep(0.6)  # the node reads the session's stream from here on
+        assert await _ask(runner, session, "seen") == "echo: seen"
+        seen = await frame(ws, ("turn_done",))
+        assert seen["text"] == "echo: seen"
+    # the client is away while another turn runs, then comes back at a third node
+    assert await _ask(runner, session, "missed") == "echo: missed"
+    async with websockets.connect(ws_url(last)) as ws:
+        await ws.send(
+            json.dumps({"type": "subscribe", "session_id": session, "after_seq": seen["seq"]})
+        )
+        subscribed = await frame(ws, ("subscribed",))
+        assert subscribed["replayed"] > 0
+        caught_up = await frame(ws, ("turn_done",))
+        assert caught_up["text"] == "echo: missed"  # resumed, not reloaded
+        assert caught_up["seq"] > seen["seq"]
+
+
+async def test_a_page_read_at_one_node_subscribes_from_its_number_at_another(
+    cluster: Cluster,
+) -> None:
+    session = f"page-{uuid.uuid4().hex[:6]}"
+    first, runner, last = cluster.nodes
+    assert await _ask(runner, session, "hello") == "echo: hello"
+    await _history(last, session)  # this node shows the session first…
+    await asyncio.sleep(0.05)
+    async with httpx.AsyncClient(base_url=first.base_url, timeout=30) as client:
+        page = (await client.get(f"/api/sessions/{session}")).json()  # …this one later
+    url = last.base_url.replace("http://", "ws://") + "/ws"
+    async with websockets.connect(url) as ws:
+        subscribe = {"type": "subscribe", "session_id": session, "after_seq": page["event_seq"]}
+        await ws.send(json.dumps(subscribe))
+        while True:
+            subscribed = json.loads(await asyncio.wait_for(ws.recv(), 30))
+            if subscribed["type"] in ("subscribed", "error"):
+                break
+        assert subscribed["type"] == "subscribed", subscribed  # not future_seq: reload
+        asking = asyncio.ensure_future(_ask(runner, session, "after the page"))
+        while True:
+            data = json.loads(await asyncio.wait_for(ws.recv(), 30))
+            if data.get("type") == "turn_done":
+                break
+        assert data["text"] == "echo: after the page" and data["seq"] > page["event_seq"]
+        await asking
+
+
+async def test_a_rest_reset_at_another_node_is_done_by_the_owner(cluster: Cluster) -> None:
+    session = f"reset-{uuid.uuid4().hex[:6]}"
+    owner, _, third = cluster.nodes
+    asking = asyncio.ensure_future(_ask(owner, session, "please write a note"))
+    await _await_approval(owner, session, 30)
+    async with httpx.AsyncClient(base_url=third.base_url, timeout=30) as client:
+        response = await client.post(f"/api/sessions/{session}/reset")
+    assert response.status_code == 200, response.text
+    await asyncio.gather(asking, return_exceptions=True)  # the reset cancelled the turn
+    async with httpx.AsyncClient(base_url=owner.base_url, timeout=10) as client:
+        listed = (await client.get("/api/approvals")).json()
+    assert [a for a in listed["approvals"] if a["session_id"] == session] == []
+    assert [t for r, t in await _history(third, session) if r == "user"] == [
+        "please write a note"
+    ]  # the raw history stays
+
+
+async def test_a_telegram_chat_whose_session_runs_at_another_node_is_answered(
+    cluster: Cluster,
+) -> None:
+    tg, chat = cluster.tg, 7300
+    poller = await _one_poller(cluster, 30)
+    tg.push_message(chat_id=chat, from_id=chat, text="telegram first")
+    await tg.wait_for(lambda _tg: _answers(tg, chat, "telegram first") == 1, 30)
+    async with httpx.AsyncClient(base_url=cluster.nodes[0].base_url, timeout=10) as client:
+        sessions = (await client.get("/api/sessions")).json()["sessions"]
+    session = next(s["session_id"] for s in sessions if s["user_id"] == f"tg:{chat}")
+    elsewhere = next(node for node in cluster.nodes if node.name != poller)
+    asking = asyncio.ensure_future(_ask(elsewhere, session, "please write a note"))
+    await _await_approval(elsewhere, session, 30)  # the session runs at a non-poller
+    tg.push_message(chat_id=chat, from_id=chat, text="telegram while elsewhere")
+    store = ConversationStore(Database(cluster.database_url))
+    try:
+        deadline = time.monotonic() + 20
+        while not await store.pending(session):  # the poller queued it for the owner
+            assert time.monotonic() < deadline, "the Telegram message was not queued"
+            await asyncio.sleep(0.05)
+    finally:
+        await store.db.dispose()
+    assert await _ask(elsewhere, session, "/yes") == "Approved: write_file."
+    assert await asyncio.wait_for(asking, 30) == "the file is written"
+    await tg.wait_for(lambda _tg: _answers(tg, chat, "telegram while elsewhere") == 1, 30)

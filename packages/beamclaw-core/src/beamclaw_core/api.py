@@ -34,7 +34,6 @@ from loguru import logger
 from beamclaw_core.agent_settings import AgentSettings
 from beamclaw_core.approvals import AlwaysGrant
 from beamclaw_core.attachments import check_images
-from beamclaw_core.cluster.errors import NotOwnerError
 from beamclaw_core.cluster.local import LocalLink
 from beamclaw_core.cluster.node import ClusterNode, LaneHost
 from beamclaw_core.cluster.ports import ClusterLink
@@ -332,6 +331,12 @@ class Core:
         finally:
             self._usage.unpin(lane.id)
 
+    @property
+    def cluster_link(self) -> ClusterLink:
+        """This node's link to the cluster (a :class:`LocalLink` alone): channels hold
+        cluster-wide duties through it (:func:`~beamclaw_core.cluster.hold_duty`)."""
+        return self._node.link
+
     async def subscribe(self, session_id: str, *, after_seq: int | None = None) -> Subscription:
         """Every event of a session from now on, whichever channel started the turn.
 
@@ -340,6 +345,8 @@ class Core:
         what the session keeps raises :class:`ReplayGapError` (reload the history), one
         never given out :class:`FutureSequenceError`."""
         lane = await self._require(session_id)
+        if after_seq is not None:
+            await self._node.catch_up(lane)  # cluster hook: resume a stream read elsewhere
         return lane.subscribe(after_seq)
 
     def on_session_end(self, hook: SessionEndHook) -> Callable[[], None]:
@@ -354,7 +361,7 @@ class Core:
         """The number of the session's latest event: a client that has read the history
         subscribes from it and misses nothing published since."""
         lane = await self._require(session_id)
-        return lane.publisher.last_seq
+        return await self._node.event_seq(lane)  # cluster hook: the owner's numbering
 
     async def answer_approval(self, session_id: str, request_id: str, decision: Decision) -> bool:
         """Answer an ``ApprovalRequested``; False when it is not (or no longer) pending."""
@@ -469,8 +476,10 @@ class Core:
         lane = await self._require(session_id, pin=True)
         try:
             async with self._lock:  # cluster hook: only the owner writes the marker
-                if await self._node.own(lane) is None:
-                    raise NotOwnerError(session_id)
+                owned = await self._node.own(lane) is not None
+            if not owned:  # the owner resets it, as for an in-chat /reset
+                await (await self._node.forward_command(lane, "/reset", False)).result()
+                return
             await lane.cancel("Cancelled by reset")
             await lane.settle()
             await lane.reset_view("reset")
@@ -620,17 +629,11 @@ class Core:
         scheduled: bool,
         model: str | None = None,
     ) -> TurnHandle:
-        """Cluster hook: another node owns the session. ``/stop`` goes to it as a
-        command; a message is queued for it durably (the owner is woken); any other
-        command needs the owner (:class:`NotOwnerError`)."""
-        command = parse_command(content) if isinstance(content, str) else None
-        if command == "/stop":
-            await self._node.cancel(lane.id)
-            handle = lane.publisher.open(uuid.uuid4().hex, drafts)
-            lane.publisher.reply(handle.turn_id, "Asked the node running this session to stop.")
-            return handle
-        if command is not None:
-            raise NotOwnerError(lane.id)
+        """Cluster hook: another node owns the session. An in-chat command goes to it
+        over the command channel and is answered there; a message is queued for it
+        durably (the owner is woken)."""
+        if isinstance(content, str) and parse_command(content) is not None:
+            return await self._node.forward_command(lane, content, drafts)
         run = PendingRun(
             uuid.uuid4().hex,
             content,

@@ -34,6 +34,7 @@ def test_leases_are_renewed_before_they_can_lapse() -> None:
         Command("wake", "s"),
         Command("cancel", "s"),
         Command("answer", "s", "req-1", "always"),
+        Command("chat", "s", "run-1", text="/new"),
     ],
 )
 def test_commands_cross_processes_as_dicts(command: Command) -> None:
@@ -47,6 +48,8 @@ def test_commands_cross_processes_as_dicts(command: Command) -> None:
         {"kind": "wake"},
         {"kind": "answer", "session_id": "s", "request_id": "r", "decision": "maybe"},
         {"kind": "answer", "session_id": "s", "decision": "yes"},
+        {"kind": "chat", "session_id": "s", "request_id": "r"},
+        {"kind": "chat", "session_id": "s", "text": "/new"},
     ],
 )
 def test_what_is_not_a_command_is_refused(data: dict[str, object]) -> None:

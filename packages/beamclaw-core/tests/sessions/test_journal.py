@@ -89,3 +89,46 @@ def test_the_replay_ring_fits_in_a_subscribers_buffer() -> None:
         publisher.subscribe(after_seq=start)
     sub = publisher.subscribe(after_seq=publisher.journal.floor)
     assert not sub.lagging
+
+
+def test_a_relayed_event_keeps_its_owners_number_once() -> None:
+    owner = EventJournal("s", SteppedClock(1_700_000_000.0, []), 8)
+    watcher = EventJournal("s", SteppedClock(1_699_999_999.0, []), 8)  # loaded earlier
+    relayed = [owner.stamp(TextChunk("s", "t", text=str(n))) for n in range(3)]
+    adopted = [watcher.adopt(e) for e in relayed]
+    assert adopted == relayed and [e.seq for e in adopted if e] == [e.seq for e in relayed]
+    assert watcher.adopt(relayed[1]) is None  # read twice: kept once
+    assert watcher.since(relayed[0].seq) == relayed[1:]
+
+
+def test_a_relayed_number_this_journal_passed_is_renumbered_not_lost() -> None:
+    owner = EventJournal("s", SteppedClock(1_700_000_000.0, []), 8)
+    early = owner.stamp(Notice("s", "t", text="early"))
+    watcher = EventJournal("s", SteppedClock(1_700_000_100.0, []), 8)  # a clock ahead
+    kept = watcher.adopt(early)
+    assert kept is not None and kept.seq > early.seq and watcher.since(watcher.floor) == [kept]
+
+
+def test_a_backfill_from_the_stream_lets_a_client_resume_with_the_owners_numbers() -> None:
+    owner = EventJournal("s", SteppedClock(1_700_000_000.0, []), 8)
+    relayed = [owner.stamp(TextChunk("s", "t", text=str(n))) for n in range(5)]
+    other = EventJournal("s", SteppedClock(1_700_000_100.0, []), 8)  # loaded after them
+    with pytest.raises(ReplayGapError):
+        other.since(relayed[1].seq)
+    other.backfill(relayed, complete=True)
+    assert other.since(relayed[1].seq) == relayed[2:]
+    assert other.since(relayed[0].seq - 1) == relayed
+    later = owner.stamp(TextChunk("s", "t", text="later"))
+    assert other.adopt(later) == later  # live ones follow, numbered the same
+
+
+def test_a_partial_backfill_answers_only_from_its_first_number() -> None:
+    owner = EventJournal("s", SteppedClock(1_700_000_000.0, []), 3)
+    relayed = [owner.stamp(TextChunk("s", "t", text=str(n))) for n in range(6)]
+    other = EventJournal("s", SteppedClock(1_700_000_100.0, []), 3)
+    other.backfill(relayed[3:], complete=False)
+    assert other.since(relayed[3].seq) == relayed[4:]
+    with pytest.raises(ReplayGapError):
+        other.since(relayed[2].seq)
+    other.advance(relayed[-1].seq + 10)
+    assert other.stamp(Notice("s", "t", text="n")).seq > relayed[-1].seq + 10

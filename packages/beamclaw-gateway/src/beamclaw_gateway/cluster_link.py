@@ -6,8 +6,11 @@
   of that exact value.
 * Commands: one pub/sub channel ``<prefix>:commands`` heard by every node.
 * Events: a stream ``<prefix>:events:<session>`` (capped) per session, written in order
-  by one task; a node reads the streams of the sessions it watches from the moment it
-  started watching each, skipping what it wrote itself.
+  by one task, each event with its owner's number (``seq``); a node reads the streams of
+  the sessions it watches from the moment it started watching each, skipping what it
+  wrote itself, and reads a stream's newest entries back for a client resuming there. A
+  lease is released only once this node's events are written (the next owner numbers
+  on from them).
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ return 0
 """
 STREAM_MAXLEN = 2000
 """Events kept per session stream (approximately; older ones are trimmed)."""
+RELAY_DRAIN_SECONDS = 2.0
+"""How long a release waits for this node's relayed events to be written first."""
 READ_BLOCK_MS = 250
 """How long one read of the watched streams waits (newly watched sessions join after)."""
 
@@ -60,6 +65,7 @@ class RedisLink:
         self._renew = self._redis.register_script(_RENEW)
         self._release = self._redis.register_script(_RELEASE)
         self._outbox: asyncio.Queue[TurnEvent] = asyncio.Queue()
+        self._writing = False
         self._positions: dict[str, str] = {}
         """Per watched session, the id of the last stream entry read."""
 
@@ -91,6 +97,10 @@ class RedisLink:
         return bool(int(await self._renew(keys=keys, args=args)))
 
     async def release(self, session_id: str, epoch: int) -> None:
+        if self._writing:  # the next owner numbers on from these events
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(RELAY_DRAIN_SECONDS):
+                    await self._outbox.join()
         await self._release(keys=[self._key("lease", session_id)], args=[f"{self._node}:{epoch}"])
 
     async def holder(self, session_id: str) -> str | None:
@@ -105,6 +115,15 @@ class RedisLink:
 
     def publish(self, event: TurnEvent) -> None:
         self._outbox.put_nowait(event)
+
+    async def recent(self, session_id: str, count: int) -> list[TurnEvent]:
+        entries: Any = await self._redis.xrevrange(self._key("events", session_id), count=count)
+        events: list[TurnEvent] = []
+        for _entry_id, fields in reversed(entries or []):
+            event = _decode(session_id, fields)
+            if event is not None:
+                events.append(event)
+        return events
 
     async def follow(self, session_id: str) -> None:
         """Relay the session's events from now on (before a forwarded run can start)."""
@@ -136,6 +155,13 @@ class RedisLink:
         return str(last[0][0]) if last else "0-0"
 
     async def _write_events(self) -> None:
+        self._writing = True
+        try:
+            await self._write_forever()
+        finally:
+            self._writing = False
+
+    async def _write_forever(self) -> None:
         while True:
             event = await self._outbox.get()
             fields = {"node": self._node, "event": json.dumps(event.to_dict())}
@@ -148,6 +174,8 @@ class RedisLink:
                 )
             except aioredis.RedisError:
                 logger.opt(exception=True).warning("relaying an event failed")
+            finally:
+                self._outbox.task_done()
 
     async def _listen(self, inbox: LinkInbox) -> None:
         pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
@@ -187,9 +215,15 @@ class RedisLink:
                         self._positions[session_id] = str(entry_id)
                     if fields.get("node") == self._node:
                         continue
-                    try:
-                        event = TurnEvent.from_dict(json.loads(fields["event"]))
-                    except (EventDecodeError, ValueError, KeyError):
-                        logger.warning("{}: undecodable relayed event skipped", session_id)
-                        continue
-                    inbox.on_event(event)
+                    event = _decode(session_id, fields)
+                    if event is not None:
+                        inbox.on_event(event)
+
+
+def _decode(session_id: str, fields: Any) -> TurnEvent | None:
+    """The event of a stream entry (None, logged: not one)."""
+    try:
+        return TurnEvent.from_dict(json.loads(fields["event"]))
+    except (EventDecodeError, ValueError, KeyError, TypeError):
+        logger.warning("{}: undecodable relayed event skipped", session_id)
+        return None

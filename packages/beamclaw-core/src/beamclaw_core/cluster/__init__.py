@@ -14,6 +14,7 @@ from beamclaw_obs.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from beamclaw_core.cluster.commands import Command, CommandKind, command_from_dict
+    from beamclaw_core.cluster.duty import hold_duty
     from beamclaw_core.cluster.errors import ClusterError, CommandDecodeError, NotOwnerError
     from beamclaw_core.cluster.lease import Claim, claim_after, renew_interval, sweep_interval
     from beamclaw_core.cluster.local import LocalLink
@@ -23,6 +24,7 @@ else:
         globals(),
         {
             "beamclaw_core.cluster.commands": ("Command", "CommandKind", "command_from_dict"),
+            "beamclaw_core.cluster.duty": ("hold_duty",),
             "beamclaw_core.cluster.errors": (
                 "ClusterError",
                 "CommandDecodeError",
@@ -51,6 +53,7 @@ __all__ = [
     "NotOwnerError",
     "claim_after",
     "command_from_dict",
+    "hold_duty",
     "renew_interval",
     "sweep_interval",
 ]

@@ -44,6 +44,9 @@ class LocalLink:
     def publish(self, event: TurnEvent) -> None:
         return None
 
+    async def recent(self, session_id: str, count: int) -> list[TurnEvent]:
+        return []
+
     async def serve(self, inbox: LinkInbox) -> None:
         while True:
             await inbox.on_command(await self._commands.get())

@@ -11,7 +11,8 @@ The async shell around a :class:`~beamclaw_core.cluster.ClusterLink` that the
 * a sweep takes over sessions left mid-turn or with queued runs whose lease is free (the
   owner died: recovered as after a restart), as start-up does;
 * events of sessions this node shows but does not own arrive from the owner; approval
-  answers and ``/stop`` for them go to the owner.
+  answers, ``/stop`` and in-chat commands for them go to the owner (a command's answer
+  comes back relayed under the run id its sender waits on).
 
 Invariant: the lane map changes only under the host's lock, and so does ownership.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import uuid
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 
@@ -37,6 +39,11 @@ from beamclaw_core.sessions.runs import PendingRun
 from beamclaw_core.store import ConversationStore
 
 _RECHECK_SECONDS = 0.05
+COMMAND_ANSWER_SECONDS = 30.0
+"""How long an in-chat command forwarded to the owner may take to be answered."""
+COMMAND_UNANSWERED = (
+    "The node running this session did not answer this command in time; send it again."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +113,8 @@ class ClusterNode:
             return None
         if claim.stale:
             await self._host.refresh(lane)
+            # number on from the last owner's events
+            lane.publisher.journal.advance(await self._relayed_seq(lane.id))
         return claim.stale
 
     async def forward(self, lane: SessionLane, run: PendingRun, drafts: bool) -> TurnHandle:
@@ -116,6 +125,49 @@ class ClusterNode:
         await self._store.enqueue(lane.id, run.id, run.payload(), now=run.created_at)
         await self.link.tell(Command("wake", lane.id))
         return handle
+
+    async def forward_command(self, lane: SessionLane, text: str, drafts: bool) -> TurnHandle:
+        """Send the in-chat command ``text`` to the owner of ``lane``'s session; the
+        handle ends with the owner's answer (relayed), or — when none comes within
+        :data:`COMMAND_ANSWER_SECONDS` (the owner let the session go meanwhile, or died) —
+        with a notice to send it again."""
+        run_id = uuid.uuid4().hex
+        handle = lane.publisher.open(run_id, drafts)
+        await self.link.follow(lane.id)
+        await self.link.tell(Command("chat", lane.id, run_id, text=text))
+        self._spawn(self._unanswered(lane, run_id))
+        return handle
+
+    async def _unanswered(self, lane: SessionLane, run_id: str) -> None:
+        await self._sleep(COMMAND_ANSWER_SECONDS)
+        if lane.publisher.waiting(run_id):
+            lane.publisher.reply(run_id, COMMAND_UNANSWERED, here=True)
+
+    async def event_seq(self, lane: SessionLane) -> int:
+        """The number of the session's latest event: the last one relayed when another
+        node runs it (cluster mode; a client may subscribe from it at any node), else
+        this node's own."""
+        if self.link.shared and not self.leases.held(lane.id):
+            relayed = await self._relayed_seq(lane.id)
+            if relayed > 0:
+                return relayed
+        return lane.publisher.last_seq
+
+    async def _relayed_seq(self, session_id: str) -> int:
+        """The number of the session's last relayed event (0: none); the newest entries
+        may be unnumbered (``RunsMerged``)."""
+        return max((e.seq for e in await self.link.recent(session_id, 4)), default=0)
+
+    async def catch_up(self, lane: SessionLane) -> None:
+        """Before a client resumes ``lane``'s stream here (cluster mode, another node
+        runs the session): follow its events from now on, and keep what was relayed so
+        far under the owner's numbers, so the client resumes instead of reloading."""
+        if not self.link.shared or self.leases.held(lane.id):
+            return
+        await self.link.follow(lane.id)
+        capacity = lane.publisher.journal.capacity
+        events = await self.link.recent(lane.id, capacity)
+        lane.publisher.backfill(events, complete=len(events) < capacity)
 
     async def answer(self, session_id: str, request_id: str, decision: Decision) -> bool:
         """Send an approval answer to the owner (True: sent; the owner takes it once)."""
@@ -193,6 +245,8 @@ class ClusterNode:
             return
         if command.kind == "cancel":
             await lane.cancel()
+        elif command.kind == "chat" and command.request_id is not None:
+            self._spawn(_run_command(lane, command.text or "", command.request_id))
         elif command.request_id is not None and command.decision is not None:
             lane.answer(command.request_id, command.decision)
 
@@ -251,3 +305,9 @@ class ClusterNode:
             lane = self._host.loaded(session_id)
             if lane is not None:
                 await self._host.refresh(lane)
+
+
+async def _run_command(lane: SessionLane, text: str, run_id: str) -> None:
+    """An in-chat command another node forwarded, answered under its run id (in a task
+    of its own: ``/new`` may take a while, and the command channel must go on)."""
+    await lane.submit(text, run_id=run_id)

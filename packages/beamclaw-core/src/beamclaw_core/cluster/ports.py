@@ -65,7 +65,12 @@ class ClusterLink(Protocol):
 
     def publish(self, event: TurnEvent) -> None:
         """Relay an event of a session this node owns to the other nodes (in order,
-        never blocking the loop)."""
+        never blocking the loop); every event relayed before a lease is released is
+        readable (:meth:`recent`) once it is."""
+        ...
+
+    async def recent(self, session_id: str, count: int) -> list[TurnEvent]:
+        """The newest ``count`` (at most) events relayed for the session, oldest first."""
         ...
 
     async def serve(self, inbox: LinkInbox) -> None:

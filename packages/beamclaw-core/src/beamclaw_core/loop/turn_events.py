@@ -223,6 +223,16 @@ class Dropped(TurnEvent):
     reason: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class RunsMerged(TurnEvent):
+    """Cluster mode only, between nodes, never shown to a client: the runs ``run_ids``
+    became part of the turn ``turn_id`` (``collect``), so a handle waiting on one of them
+    at another node ends with that turn."""
+
+    type: ClassVar[str] = "runs_merged"
+    run_ids: tuple[str, ...] = ()
+
+
 def _event_types() -> dict[str, type[TurnEvent]]:
     found: dict[str, type[TurnEvent]] = {}
     pending: list[type[TurnEvent]] = [TurnEvent]

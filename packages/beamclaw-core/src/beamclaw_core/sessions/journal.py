@@ -1,4 +1,4 @@
-"""A session's recent events, numbered, so a client that missed some can catch up.
+r"""A session's recent events, numbered, so a client that missed some can catch up.
 
 Every event a lane publishes is stamped with a sequence number ``seq`` and kept in a
 bounded ring. A client that reconnects names the last ``seq`` it saw and receives every
@@ -21,6 +21,13 @@ Invariants:
   seen a number that was never given out.
 * ``since(s)`` for ``floor <= s <= last_seq`` is exactly the events with seq > ``s``, in
   order.
+
+Cluster mode (docs/scale-out.md): the owner's numbers are the session's, at every node. A
+node that shows a session another node runs :meth:`~EventJournal.adopt`\ s the relayed
+events with their numbers (renumbering only one its own numbers already passed, e.g.
+under clock skew), and :meth:`~EventJournal.backfill`\ s from the relayed stream when a
+client resumes there; a node taking a session over first :meth:`~EventJournal.advance`\ s
+past the last relayed number.
 """
 
 from __future__ import annotations
@@ -45,13 +52,57 @@ class EventJournal:
         self.floor = self._now_us()
         self.last_seq = self.floor
 
+    @property
+    def capacity(self) -> int:
+        return self._ring.maxlen or 0
+
     def _now_us(self) -> int:
         return int(self._clock() * 1_000_000)
 
     def stamp(self, event: TurnEvent) -> TurnEvent:
         """``event`` with the next number, kept in the ring (the oldest may drop out)."""
         seq = max(self.last_seq + 1, self._now_us())
-        stamped = dataclasses.replace(event, seq=seq)
+        return self._keep(dataclasses.replace(event, seq=seq))
+
+    def adopt(self, event: TurnEvent) -> TurnEvent | None:
+        """A relayed event, kept under the owner's number when it is above every number
+        here, else renumbered; None when it is kept already (read twice)."""
+        if event.seq <= 0:
+            return self.stamp(event)
+        if event.seq <= self.last_seq:
+            if any(kept.seq == event.seq for kept in self._ring):
+                return None
+            return self.stamp(event)
+        return self._keep(event)
+
+    def advance(self, seq: int) -> None:
+        """Number every later event above ``seq`` (the session's last relayed number)."""
+        self.last_seq = max(self.last_seq, seq)
+
+    def backfill(self, events: list[TurnEvent], *, complete: bool) -> None:
+        """Merge ``events`` (the session's newest relayed events, oldest first, numbered)
+        into the ring. ``complete``: they are all the session ever relayed, so nothing is
+        missing below the first of them; otherwise numbers below it cannot be answered."""
+        numbered = [e for e in events if e.seq > 0]
+        if not numbered:
+            return
+        first = numbered[0].seq
+        floor = min(self.floor, first - 1) if complete else first
+        known = {e.seq: e for e in self._ring if e.seq > floor}
+        for event in numbered:
+            known.setdefault(event.seq, event)
+        ordered = [known[seq] for seq in sorted(known)]
+        capacity = self.capacity
+        if len(ordered) > capacity:
+            floor = ordered[-capacity - 1].seq if capacity else ordered[-1].seq
+            ordered = ordered[len(ordered) - capacity :]
+        self._ring.clear()
+        self._ring.extend(ordered)
+        self.floor = floor
+        self.last_seq = max(self.last_seq, numbered[-1].seq)
+
+    def _keep(self, stamped: TurnEvent) -> TurnEvent:
+        seq = stamped.seq
         self.last_seq = seq
         ring = self._ring
         if ring.maxlen == 0:

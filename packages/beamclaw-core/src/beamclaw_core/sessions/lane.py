@@ -119,6 +119,7 @@ class SessionLane:
         drafts: bool = True,
         scheduled: bool = False,
         model: str | None = None,
+        run_id: str | None = None,
     ) -> TurnHandle:
         """Queue a message (a command acts at once); returns its handle, subscribed before
         anything can happen, once the message is durable: stored in the queue behind a
@@ -127,9 +128,10 @@ class SessionLane:
 
         ``drafts``: the sender wants the answer as it streams; see :meth:`Core.send`.
         ``scheduled``: the scheduler sent it (``collect`` never merges it with another).
-        ``model``: the turn's model override (None: the agent's model)."""
+        ``model``: the turn's model override (None: the agent's model).
+        ``run_id``: the run's id (cluster mode: another node's handle waits under it)."""
         now = self.rt.clock()
-        run_id = uuid.uuid4().hex
+        run_id = run_id or uuid.uuid4().hex
         handle = self.publisher.open(run_id, drafts)
         command = parse_command(content) if isinstance(content, str) else None
         decision = self._queue.decide(

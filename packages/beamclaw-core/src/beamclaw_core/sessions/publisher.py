@@ -12,9 +12,9 @@ ends with it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
-from beamclaw_core.loop.turn_events import Notice, TurnDone, TurnEvent
+from beamclaw_core.loop.turn_events import Notice, RunsMerged, TurnDone, TurnEvent
 from beamclaw_core.sessions.bus import SessionBus, Subscription, TurnHandle
 from beamclaw_core.sessions.journal import DEFAULT_CAPACITY, EventJournal
 
@@ -45,14 +45,31 @@ class LanePublisher:
         return self.journal.last_seq
 
     def publish(self, event: TurnEvent) -> None:
-        if self._relay is not None:
+        event = self.journal.stamp(event)
+        if self._relay is not None:  # numbered: the owner's number is the session's
             self._relay(event)
-        self.mirror(event)
+        self._deliver(event)
 
     def mirror(self, event: TurnEvent) -> None:
         """Publish an event here only: one the session's owner on another node relayed
-        (cluster mode), so this node's subscribers and handles see its turns."""
-        event = self.journal.stamp(event)
+        (cluster mode), so this node's subscribers and handles see its turns. A relayed
+        :class:`RunsMerged` only joins the runs here to their turn."""
+        if isinstance(event, RunsMerged):
+            if event.turn_id is not None:
+                self._alias(event.turn_id, event.run_ids)
+            return
+        adopted = self.journal.adopt(event)
+        if adopted is not None:
+            self._deliver(adopted)
+
+    def backfill(self, events: list[TurnEvent], *, complete: bool) -> None:
+        """Kept events from the session's relayed stream (cluster mode: a client resumes
+        here a stream it read at another node); see :meth:`EventJournal.backfill`."""
+        self.journal.backfill(
+            [e for e in events if not isinstance(e, RunsMerged)], complete=complete
+        )
+
+    def _deliver(self, event: TurnEvent) -> None:
         self.bus.publish(event)
         if event.terminal and event.turn_id is not None:
             self._ended(event.turn_id, event)
@@ -82,14 +99,30 @@ class LanePublisher:
         return handle
 
     def merge(self, primary_id: str, run_ids: list[str]) -> None:
-        """``run_ids`` became part of ``primary_id``'s turn."""
+        """``run_ids`` became part of ``primary_id``'s turn (here, and — cluster mode —
+        at the other nodes, where some of their senders may wait)."""
+        self._alias(primary_id, run_ids)
+        if self._relay is not None and run_ids:
+            self._relay(RunsMerged(self._session_id, primary_id, run_ids=tuple(run_ids)))
+
+    def _alias(self, primary_id: str, run_ids: Iterable[str]) -> None:
         for run_id in run_ids:
             self._aliases[run_id] = primary_id
 
-    def reply(self, run_id: str, text: str) -> None:
-        """Answer a run without a turn (commands): a notice, then ``TurnDone``."""
+    def reply(self, run_id: str, text: str, *, here: bool = False) -> None:
+        """Answer a run without a turn (commands): a notice, then ``TurnDone``.
+        ``here``: on this node only (cluster mode: a run of a session another node owns)."""
+        if here:  # not the session's event: unnumbered, kept nowhere
+            seq = self.journal.last_seq
+            self._deliver(Notice(self._session_id, run_id, text, seq=seq))
+            self._deliver(TurnDone(self._session_id, run_id, text=text, seq=seq))
+            return
         self.publish(Notice(self._session_id, run_id, text))
         self.publish(TurnDone(self._session_id, run_id, text=text))
+
+    def waiting(self, run_id: str) -> bool:
+        """A handle on ``run_id`` still waits for its turn's end."""
+        return run_id in self._handles
 
     def end_unfinished(self, terminal: Callable[[str], TurnEvent]) -> None:
         """Give every handle still waiting the terminal event ``terminal(run_id)``: no

@@ -11,6 +11,10 @@ Invariants (docs/telegram.md):
 * Drafts, typing indicators, queue notices and approval prompts are best effort and
   never persisted; the final answer replaces the draft (editing its messages).
 * A stopping run tidies the chats for at most :data:`CLEAN_UP_SECONDS`.
+* Cluster mode (docs/scale-out.md): every node runs the bot (webhooks, sends), but one
+  elected node at a time long-polls (and takes up what a dead poller left) and one sweeps
+  the outbox, each under a lease (:func:`~beamclaw_core.cluster.hold_duty`); the others
+  show ``standby``.
 * A bot token Telegram rejects ends the run with :class:`TelegramTokenRejectedError`
   (``token_rejected`` in ``/health``); the registry retries with backoff and cool-down,
   and nothing else in the gateway is affected.
@@ -38,6 +42,7 @@ from beamclaw_core.channels import (
     Receipt,
     UnknownTargetError,
 )
+from beamclaw_core.cluster import hold_duty
 from beamclaw_core.loop import ApprovalRequested, ApprovalResolved, TurnEvent
 from beamclaw_gateway.agents import AgentCatalog
 from beamclaw_gateway.settings import TelegramSettings
@@ -49,7 +54,7 @@ from beamclaw_gateway.telegram.errors import (
 )
 from beamclaw_gateway.telegram.following import Followers
 from beamclaw_gateway.telegram.inbound import Updates
-from beamclaw_gateway.telegram.outbound import OutboxSender
+from beamclaw_gateway.telegram.outbound import CLUSTER_SETTLE_SECONDS, OutboxSender
 from beamclaw_gateway.telegram.pairing import PairingRequest, PairingStore
 from beamclaw_gateway.telegram.polling import ALLOWED_UPDATES, LongPoll
 from beamclaw_gateway.telegram.prompts import ApprovalPrompts
@@ -154,15 +159,29 @@ class TelegramChannel:
         await api(
             SetMyCommands(commands=[BotCommand(command=c, description=d) for c, d in COMMANDS])
         )
-        self._spawn(run.bot.outbound.run(), "telegram-outbox")
+        link = self._core().cluster_link
+        if link.shared:  # cluster mode: one node sweeps the shared outbox at a time
+            sweep = hold_duty(link, f"telegram-outbox:{me.id}", run.bot.outbound.run)
+            self._spawn(sweep, "telegram-outbox")
+        else:
+            self._spawn(run.bot.outbound.run(), "telegram-outbox")
         updates = run.updates
         if settings.mode == "long_poll":
             poll = LongPoll(
                 api, run.bot.log, self.status, self.receive, timeout=settings.poll_timeout_seconds
             )
             self.ready.set()
-            await updates.take_up()
-            await poll.run()
+
+            async def take_up_and_poll() -> None:
+                await updates.take_up()  # what a dead poller left, too
+                await poll.run()
+
+            if link.shared:  # cluster mode: one elected node polls, the others stand by
+                await hold_duty(
+                    link, f"telegram-poller:{me.id}", take_up_and_poll, on_standby=self._standby
+                )
+            else:
+                await take_up_and_poll()
         else:
             assert settings.webhook_url is not None and settings.webhook_secret is not None
             await api(
@@ -177,10 +196,14 @@ class TelegramChannel:
             await updates.take_up()
             await asyncio.Event().wait()
 
+    def _standby(self) -> None:
+        self.status.state = "standby"
+
     async def _assemble(
         self, api: BotApi, bot_id: int, username: str | None, sink: InboundSink
     ) -> _Run:
         db = self._database()
+        shared = self._core().cluster_link.shared
         log, outbox = UpdateLog(db, self._clock), Outbox(db, self._clock)
         pairing = PairingStore(db, self._clock)
         await pairing.load()
@@ -193,7 +216,13 @@ class TelegramChannel:
             outbox=outbox,
             pairing=pairing,
             prompts=ApprovalPrompts(sender, self._core),
-            outbound=OutboxSender(outbox, sender, self.status, self._clock),
+            outbound=OutboxSender(
+                outbox,
+                sender,
+                self.status,
+                self._clock,
+                settle_seconds=CLUSTER_SETTLE_SECONDS if shared else 0.0,
+            ),
             bot_id=bot_id,
             username=username,
         )

@@ -7,7 +7,8 @@ twice. Chunks are sent (or edited into the draft messages the row names) in orde
 be edited any more (deleted) is replaced by a new message. A 400 that plain text cannot
 fix marks the row ``failed``; any other failure leaves it ``pending`` for the next sweep
 (every :data:`SWEEP_SECONDS`, or at once when woken), for up to
-:data:`GIVE_UP_SECONDS`.
+:data:`GIVE_UP_SECONDS`. In cluster mode one node sweeps, and only rows older than
+:data:`CLUSTER_SETTLE_SECONDS` (another node may be sending a younger one live).
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ from beamclaw_gateway.telegram.status import ChannelStatus
 from beamclaw_gateway.telegram.store import Outbox, OutboxItem
 
 SWEEP_SECONDS = 10.0
+CLUSTER_SETTLE_SECONDS = 30.0
+"""In cluster mode the sweep (on one node) leaves younger rows alone: the node that put
+one is sending it live, and the other nodes' locks are not this one's."""
 GIVE_UP_SECONDS = 86_400.0
 """A message Telegram has not taken for a day (the person blocked the bot, the chat is
 gone) is marked ``failed`` instead of being tried forever."""
@@ -44,8 +48,11 @@ class OutboxSender:
         sender: TextSender,
         status: ChannelStatus,
         clock: Callable[[], float] = time.time,
+        *,
+        settle_seconds: float = 0.0,
     ) -> None:
         self.outbox = outbox
+        self._settle = settle_seconds
         self._clock = clock
         self._sender = sender
         self._status = status
@@ -61,8 +68,10 @@ class OutboxSender:
         while True:
             pending = await self.outbox.pending()
             self._status.outbox_pending = len(pending)
+            settled = self._clock() - self._settle
             for item in pending:
-                await self.flush(item)
+                if item.created_at <= settled:
+                    await self.flush(item)
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(SWEEP_SECONDS):

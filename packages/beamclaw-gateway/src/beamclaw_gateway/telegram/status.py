@@ -11,7 +11,8 @@ class ChannelStatus:
 
     mode: str
     state: str = "starting"
-    """``starting``, ``polling``, ``webhook``, ``retrying``, ``token_rejected``, ``stopped``."""
+    """``starting``, ``polling``, ``standby`` (cluster mode: another node polls),
+    ``webhook``, ``retrying``, ``token_rejected``, ``stopped``."""
     bot: str | None = None
     """``@username`` of the bot once ``getMe`` answered."""
     last_update_at: float | None = None
