@@ -88,7 +88,22 @@ def _load_goals() -> list[Goal]:
         )
     goals += [
         Goal("failed turns at 50 clients", "load", "c50_gateway_error_rate", "<=", 0, ""),
-        Goal("RSS per 1,000 idle sessions", "footprint", "rss_mb_per_1k_sessions", "<=", 100, "MB"),
+        Goal(
+            "RSS per 1,000 sessions, lanes kept",
+            "footprint",
+            "rss_mb_per_1k_sessions",
+            "<=",
+            100,
+            "MB",
+        ),
+        Goal(
+            "RSS per 1,000 idle sessions, lanes left memory",
+            "footprint",
+            "rss_mb_per_1k_idle_sessions",
+            "<=",
+            5,
+            "MB",
+        ),
         Goal(
             "RSS per 1,000 open WebSockets",
             "footprint",

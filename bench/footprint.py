@@ -7,15 +7,20 @@ and live asyncio tasks (``/metrics``) are read:
 
 * ``idle_rss_mb``: once ready and settled, before any turn;
 * ``rss_mb_per_1k_sessions``: RSS added by 1,000 sessions of one turn each (10 clients),
-  once their background work has finished; median over ``ROUNDS`` batches (each a new
+  after ``WARM_UP`` sessions, once their background work has finished; median over ``ROUNDS`` batches (each a new
   1,000, so the later ones show whether growth continues), ``_rounds`` the spread;
+* ``rss_mb_per_1k_idle_sessions``: the same (after its own warm-up) on a second gateway whose lanes leave memory
+  after ``IDLE_LANE_SECONDS`` (as every lane does after ``[core.maintenance]
+  lane_idle_seconds``, 300 s by default), measured once they have: what a session that
+  is over costs the process (its indexed transcript, caches), issue 18's goal;
 * ``rss_mb_per_1k_websockets``: RSS added while 1,000 ``/ws`` connections are open and
   authenticated (idle), median over ``ROUNDS`` opens; ``fds_with_1k_websockets`` and
   ``tasks_with_1k_websockets`` at that moment;
 * ``fds_*``/``tasks_*`` at rest, before the WebSockets (each kept session lane holds a
   task), and after the last WebSockets closed (the goal: back to the figures before).
 
-Goals (issue 24): at most 100 MB per 1,000 idle sessions and per 1,000 WebSockets.
+Goals: at most 100 MB per 1,000 sessions with their lanes kept and per 1,000 WebSockets
+(issue 24), at most 5 MB per 1,000 sessions whose lanes have left memory (issue 18).
 ``BENCH_QUICK=1``: 200 of each, once (scaled to per 1,000).
 """
 
@@ -50,8 +55,9 @@ async def _measure(gw: Served) -> dict[str, Any]:
     out["fds_at_rest"] = await settle_tasks(gw.fds)
     out["tasks_at_rest"] = await settle_tasks(gw.tasks)
     sessions: list[float] = []
-    rss_by_sessions = [out["idle_rss_mb"]]
     async with client() as http:
+        await batch(http, url, GW_BODY, WARM_UP, 10, fresh_session)
+        rss_by_sessions = [out["idle_rss_mb"], round(await _settled_rss(gw), 1)]
         for _ in range(ROUNDS):
             before = await _settled_rss(gw)
             got = await batch(http, url, GW_BODY, PER, 10, fresh_session)
@@ -84,21 +90,53 @@ async def _measure(gw: Served) -> dict[str, Any]:
     out["rss_mb_per_1k_sessions_rounds"] = f"{min(sessions):.1f}..{max(sessions):.1f}"
     out["rss_mb_per_1k_websockets"] = round(statistics.median(websockets), 2)
     out["rss_mb_per_1k_websockets_rounds"] = f"{min(websockets):.1f}..{max(websockets):.1f}"
-    out["series_sessions"] = [PER * i for i in range(ROUNDS + 1)]
+    out["series_sessions"] = [0, *(WARM_UP + PER * i for i in range(ROUNDS + 1))]
     out["series_rss_mb_by_sessions"] = rss_by_sessions
     out["series_rss_mb_by_websockets"] = rss_by_ws
     return out
 
 
+WARM_UP = 200
+"""Sessions driven before the first measured batch of each gateway: first-use growth (the
+memory index's first build, lazily imported modules, allocator arenas) is not a
+per-session cost."""
+IDLE_LANE_SECONDS = 1.0
+"""Lane idle time of the second gateway (its maintenance checks every second)."""
+
+
+async def _idle_sessions(gw: Served) -> dict[str, Any]:
+    """RSS added per 1,000 sessions once their lanes have left memory."""
+    url = f"{gw.base_url}/v1/chat/completions"
+    await asyncio.sleep(1.0)
+    added: list[float] = []
+    async with client() as http:
+        await batch(http, url, GW_BODY, WARM_UP, 10, fresh_session)
+        for _ in range(ROUNDS):
+            before = await _settled_rss(gw)
+            got = await batch(http, url, GW_BODY, PER, 10, fresh_session)
+            if got.errors:
+                raise RuntimeError(f"{got.errors} of {PER} turns failed")
+            await asyncio.sleep(IDLE_LANE_SECONDS + 2.5)  # evicted by the next checks
+            added.append((await _settled_rss(gw) - before) * 1000 / PER)
+    return {
+        "rss_mb_per_1k_idle_sessions": round(statistics.median(added), 2),
+        "rss_mb_per_1k_idle_sessions_rounds": f"{min(added):.1f}..{max(added):.1f}",
+    }
+
+
 def run() -> dict[str, Any]:
     """Run the benchmark; returns the measurements (prints nothing)."""
-    with fake_upstream() as upstream, served_gateway(upstream, lane_idle=600) as gw:
-        out = asyncio.run(_measure(gw))
-        out["cold_start_to_ready_s"] = round(gw.ready_seconds, 2)
+    with fake_upstream() as upstream:
+        with served_gateway(upstream, lane_idle=600) as gw:
+            out = asyncio.run(_measure(gw))
+            out["cold_start_to_ready_s"] = round(gw.ready_seconds, 2)
+        with served_gateway(upstream, lane_idle=IDLE_LANE_SECONDS) as gw:
+            out.update(asyncio.run(_idle_sessions(gw)))
     out.update(
         per=PER,
         rounds=ROUNDS,
         goal_mb_per_1k=100.0,
+        goal_mb_per_1k_idle=5.0,
         load_average_1m=round(os.getloadavg()[0], 2),
     )
     return out
