@@ -70,7 +70,7 @@ def plain() -> dict[str, str]:
 
 async def batch(
     http: aiohttp.ClientSession,
-    url: str,
+    url: str | Callable[[int], str],
     body: dict[str, Any],
     total: int,
     concurrency: int,
@@ -79,13 +79,17 @@ async def batch(
 ) -> Batch:
     """``total`` POSTs of ``body`` by ``concurrency`` clients, each sending its next
     request as soon as its previous answer is read (closed loop). ``each``: a new
-    (body, headers) per request instead (encoding it is then timed too)."""
+    (body, headers) per request instead (encoding it is then timed too). ``url``: one
+    URL, or the URL of request ``i`` (spreading requests over several gateways)."""
     out = Batch()
     data = orjson.dumps(body)
     left = iter(range(total))
 
+    def target(i: int) -> str:
+        return url(i) if callable(url) else url
+
     async def worker() -> None:
-        for _ in left:
+        for i in left:
             start = time.perf_counter()
             if each is not None:
                 made, sent = each()
@@ -93,7 +97,7 @@ async def batch(
             else:
                 payload, hdrs = data, headers()
             try:
-                async with http.post(url, data=payload, headers=hdrs) as r:
+                async with http.post(target(i), data=payload, headers=hdrs) as r:
                     await r.read()
                     ok = r.status == 200
             except (aiohttp.ClientError, TimeoutError):

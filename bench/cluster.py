@@ -24,7 +24,6 @@ import os
 import statistics
 import subprocess
 import tempfile
-import time
 import uuid
 from collections.abc import Generator
 from contextlib import contextmanager
@@ -32,9 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import orjson
 
-from bench._drive import JSON, QUICK, Batch, batch, client
+from bench._drive import QUICK, Batch, batch, client, fresh_session
 from bench._served import (
     BIN,
     CONFIG,
@@ -45,7 +43,7 @@ from bench._served import (
     stop,
     wait_ready,
 )
-from bench.common import percentile
+from bench.load import summarize
 
 NODES = (1, 2, 3)
 CONCURRENCY = 20
@@ -144,40 +142,14 @@ def cluster_nodes(upstream: str, database_url: str, count: int) -> Generator[lis
 async def round_robin(http: aiohttp.ClientSession, urls: list[str], total: int) -> Batch:
     """``total`` turns by :data:`CONCURRENCY` closed-loop clients, request ``i`` to
     ``urls[i % len(urls)]``, a fresh session each."""
-    out = Batch()
-    data = orjson.dumps(GW_BODY)
-    left = iter(range(total))
-
-    async def worker() -> None:
-        for i in left:
-            url = f"{urls[i % len(urls)]}/v1/chat/completions"
-            headers = {**JSON, "X-Session-Id": uuid.uuid4().hex}
-            start = time.perf_counter()
-            try:
-                async with http.post(url, data=data, headers=headers) as r:
-                    await r.read()
-                    ok = r.status == 200
-            except (aiohttp.ClientError, TimeoutError):
-                ok = False
-            if ok:
-                out.latencies.append(time.perf_counter() - start)
-            else:
-                out.errors += 1
-
-    start = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
-    out.wall = time.perf_counter() - start
-    return out
-
-
-def _summary(prefix: str, b: Batch) -> dict[str, float]:
-    lat = b.latencies or [float("nan")]
-    return {
-        f"{prefix}_p50_ms": percentile(lat, 50) * 1000,
-        f"{prefix}_p99_ms": percentile(lat, 99) * 1000,
-        f"{prefix}_per_s": b.per_second,
-        f"{prefix}_error_rate": b.error_rate,
-    }
+    return await batch(
+        http,
+        lambda i: f"{urls[i % len(urls)]}/v1/chat/completions",
+        GW_BODY,
+        total,
+        CONCURRENCY,
+        fresh_session,
+    )
 
 
 def fold(rounds: dict[str, list[float]]) -> dict[str, Any]:
@@ -201,11 +173,11 @@ async def _measure(upstream: str, urls: list[str]) -> dict[str, Any]:
             await round_robin(http, urls[:n], 20)
         for _ in range(ROUNDS):
             direct = await batch(http, f"{upstream}/chat/completions", BODY, REQUESTS, CONCURRENCY)
-            for key, value in _summary("direct", direct).items():
+            for key, value in summarize("direct", direct).items():
                 rounds.setdefault(key, []).append(value)
             for n in NODES:
                 got = await round_robin(http, urls[:n], REQUESTS)
-                for key, value in _summary(f"n{n}", got).items():
+                for key, value in summarize(f"n{n}", got).items():
                     rounds.setdefault(key, []).append(value)
     return fold(rounds)
 
