@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from sqlalchemy.exc import OperationalError
 
 from beamclaw_memory import Database, StorageUnavailableError, Unit
 from beamclaw_memory.unavailable import unavailable_reason
@@ -89,7 +90,7 @@ async def test_a_locked_postgres_table_is_storage_unavailable(postgres_url: str)
         await db.dispose()
 
 
-class _Driver(Exception):
+class _DriverError(Exception):
     def __init__(self, text: str, sqlstate: str | None = None) -> None:
         super().__init__(text)
         self.sqlstate = sqlstate
@@ -109,5 +110,5 @@ class _Driver(Exception):
     ],
 )
 def test_what_counts_as_unavailable(text: str, sqlstate: str | None, reason: str | None) -> None:
-    wrapped = sa.exc.OperationalError("INSERT ...", {}, _Driver(text, sqlstate))
+    wrapped = OperationalError("INSERT ...", {}, _DriverError(text, sqlstate))
     assert unavailable_reason(wrapped) == reason
