@@ -14,7 +14,11 @@ every restart:
   with the same content, when the client had the answer already), and a second retry is
   a replay — no key stuck, no reply produced twice;
 * no job is lost or fires twice (``fire_count`` at most 1, its prompt once in its
-  session, at most one webhook delivery), and in the end every job fired;
+  session), every webhook delivery carries the fire's delivery id (``X-Beamclaw-Delivery``),
+  at most one id per job, and in the end every job fired and its answer was delivered
+  exactly once when its turn committed one (modulo a repeat under the same id: a kill
+  between the POST and its ``sent`` mark; the receiver dedupes on the id), never when
+  it did not;
 * ``PRAGMA integrity_check`` is ``ok`` after each kill (SQLite).
 
 The kill points come from a seeded RNG (``BEAMCLAW_FAULT_SEED``; printed); the number of
@@ -83,15 +87,17 @@ def _model(request: RecordedRequest) -> FakeStep:
 
 
 class HookReceiver:
-    """The outbound webhook's far end: records every delivery's text."""
+    """The outbound webhook's far end: records every delivery's text and delivery id."""
 
     def __init__(self) -> None:
         self.texts: list[str] = []
+        self.ids: list[str | None] = []
         self._runner: web.AppRunner | None = None
         self.port = free_port()
 
     async def _hook(self, request: web.Request) -> web.Response:
         self.texts.append(str((await request.json()).get("text", "")))
+        self.ids.append(request.headers.get("X-Beamclaw-Delivery"))
         return web.Response(status=204)
 
     async def __aenter__(self) -> HookReceiver:
@@ -203,11 +209,13 @@ def _job_problems(
     jobs: dict[str, dict[str, Any]],
     created: dict[str, str],
     sessions: dict[str, list[dict[str, Any]]],
-    hooks: list[str],
+    hook: HookReceiver,
     *,
     final: bool,
 ) -> list[str]:
     problems: list[str] = []
+    if None in hook.ids:
+        problems.append("a webhook delivery came without its delivery id")
     for job_id, prompt in created.items():
         job = jobs.get(job_id)
         if job is None:
@@ -219,15 +227,29 @@ def _job_problems(
             for m in history
             if m["role"] == "user" and prompt in _text(m)
         ]
-        delivered = [t for t in hooks if prompt in t]
-        if job["fire_count"] > 1 or len(asked) > 1 or len(delivered) > 1:
+        ids = {i for t, i in zip(hook.texts, hook.ids, strict=True) if prompt in t}
+        if job["fire_count"] > 1 or len(asked) > 1 or len(ids) > 1:
             problems.append(
                 f"job {prompt} fired twice: fire_count {job['fire_count']}, "
-                f"{len(asked)} prompts, {len(delivered)} deliveries"
+                f"{len(asked)} prompts, deliveries under {len(ids)} ids"
             )
         if final and (job["fire_count"] != 1 or job["status"] != "completed"):
             problems.append(f"job {prompt} never fired: {job}")
+        if final and len(ids) != int(_answered(sessions, prompt)):
+            problems.append(
+                f"job {prompt}: answered in its session: {_answered(sessions, prompt)}, "
+                f"delivered under {len(ids)} ids"
+            )
     return problems
+
+
+def _answered(sessions: dict[str, list[dict[str, Any]]], prompt: str) -> bool:
+    """The job's turn committed an answer (the fake model's answers name the prompt)."""
+    return any(
+        m["role"] == "assistant" and prompt in _text(m)
+        for history in sessions.values()
+        for m in history
+    )
 
 
 def _config(base_url: str, port: int, hook_port: int) -> str:
@@ -295,11 +317,15 @@ async def test_kill_9_at_random_points_loses_nothing_and_repeats_nothing(
                     for sent in killed:
                         problems += await _settle(client, sent)
                     if final:  # every job's time has come: wait until each one ran
-                        deadline = time.monotonic() + 30
+                        deadline = time.monotonic() + 30  # and its answer was delivered
                         while time.monotonic() < deadline:
                             jobs = await _jobs(client)
+                            sessions = await _sessions(client)
                             if all(
                                 jobs.get(j, {}).get("status") == "completed" for j in jobs_created
+                            ) and all(
+                                not _answered(sessions, p) or any(p in t for t in hook.texts)
+                                for p in jobs_created.values()
                             ):
                                 break
                             await asyncio.sleep(0.2)
@@ -323,7 +349,7 @@ async def test_kill_9_at_random_points_loses_nothing_and_repeats_nothing(
                                 f"{sent.answer!r} not in {stored}"
                             )
                     problems += _job_problems(
-                        await _jobs(client), jobs_created, sessions, hook.texts, final=final
+                        await _jobs(client), jobs_created, sessions, hook, final=final
                     )
                     assert not problems, f"after kill {i} (seed {seed}):\n" + "\n".join(problems)
                     snapshot = sessions
@@ -352,7 +378,8 @@ async def test_kill_9_at_random_points_loses_nothing_and_repeats_nothing(
                 print(
                     f"{iterations} kills at {[round(p, 2) for p in kill_points]} s; "
                     f"{fake.served} upstream requests; "
-                    f"{len(hook.texts)} webhook deliveries for {len(jobs_created)} jobs"
+                    f"{len(hook.texts)} webhook deliveries under {len(set(hook.ids))} ids "
+                    f"for {len(jobs_created)} jobs"
                 )
         finally:
             gw.stop()

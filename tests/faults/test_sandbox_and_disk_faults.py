@@ -190,12 +190,27 @@ async def test_a_full_disk_fails_the_commit_cleanly_and_freeing_it_recovers(
                     big = "while the disk is full " + "x" * 400_000
                     r = await _turn(client, "disk", big)
                     took = time.monotonic() - started
+                    streamed = await client.post(
+                        "/v1/chat/completions",
+                        headers={"X-Session-Id": "disk-sse"},
+                        json={
+                            "model": "beamclaw/default",
+                            "stream": True,
+                            "messages": [{"role": "user", "content": big}],
+                        },
+                    )
                     health = await client.get("/health")
                     print(f"\ndisk full: {r.status_code} {r.text[:200]} in {took:.1f} s")
                     assert health.status_code == 200, health.text
                     assert took < 30, f"the full-disk turn took {took:.1f} s"
-                    if r.status_code != 200:
-                        assert set(r.json()["error"]) >= {"message", "type", "code"}, r.text
+                    print(f"disk full, streamed: {streamed.status_code} {streamed.text[:200]}")
+                    for answer in (r, streamed):  # a clear 503 naming the disk, not a 500
+                        if answer.status_code != 200:  # (a stream fails before it starts)
+                            assert answer.status_code == 503, answer.text
+                            error = answer.json()["error"]
+                            assert error["code"] == "storage_unavailable", answer.text
+                            assert "disk" in error["message"], answer.text
+                            assert int(answer.headers["retry-after"]) > 0, answer.headers
                     assert gw.alive(), gw.log_tail()
                     filler.unlink()
                     assert await _content(client, "disk", "after") == "answer: after"

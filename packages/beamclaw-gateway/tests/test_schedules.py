@@ -36,6 +36,9 @@ class HookServer:
     url: str = ""
     status: int = 200
     received: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    delivery_ids: list[tuple[str | None, str | None]] = field(
+        default_factory=list[tuple[str | None, str | None]]
+    )
     bad_signatures: int = 0
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -46,6 +49,9 @@ class HookServer:
         if request.headers["X-Beamclaw-Signature"] != "sha256=" + expected.hexdigest():
             self.bad_signatures += 1
         self.received.append(json.loads(body))
+        self.delivery_ids.append(
+            (request.headers.get("X-Beamclaw-Delivery"), request.headers.get("Idempotency-Key"))
+        )
         self.arrived.set()
         return web.Response(status=self.status)
 
@@ -117,6 +123,7 @@ async def test_a_job_created_over_rest_fires_and_delivers_to_a_webhook(hook: Hoo
         ]
     assert hook.received[0]["text"] == "Time to stretch!"
     assert hook.received[0]["target"] == "hook" and hook.bad_signatures == 0
+    assert hook.delivery_ids[0] == (f"{job['id']}:1", f"{job['id']}:1"), "the fire's stable id"
     assert any("remind me to stretch" in t for t in user_texts)
     [row] = [s for s in listed if s["id"] == job["id"]]
     assert row["fire_count"] >= 1 and row["last_run_at"] is not None

@@ -15,6 +15,7 @@ from beamclaw_core import HeartbeatSettings
 from beamclaw_core.api import Core
 from beamclaw_core.channels import (
     ChannelCaps,
+    ChannelError,
     ChannelRegistry,
     InboundSink,
     Outbound,
@@ -44,9 +45,13 @@ class Clock:
 
 @dataclass
 class RecordingChannel:
-    """Channel ``rec``: every delivery to target ``me``; any other target is unknown."""
+    """Channel ``rec``: every delivery to target ``me``; any other target is unknown.
+    While ``refusing`` is above zero, each delivery is refused (and counts it down)."""
 
     sent: list[str] = field(default_factory=list[str])
+    ids: list[str | None] = field(default_factory=list[str | None])
+    """The delivery id of every try, refused ones too."""
+    refusing: int = 0
     asked: list[ApprovalRequested] = field(default_factory=list[ApprovalRequested])
 
     @property
@@ -64,6 +69,10 @@ class RecordingChannel:
     async def deliver(self, target: str, out: Outbound) -> Receipt:
         if target != "me":
             raise UnknownTargetError("rec", target)
+        self.ids.append(out.delivery_id)
+        if self.refusing > 0:
+            self.refusing -= 1
+            raise ChannelError("rec is down")
         self.sent.append(out.text)
         return Receipt("rec", target, 1)
 

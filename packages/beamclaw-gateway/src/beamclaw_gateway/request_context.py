@@ -5,7 +5,9 @@ sane, else a fresh uuid4 hex); every log line written while the request runs car
 it as loguru ``extra["request_id"]`` (``logger.contextualize``), and handlers read it
 from ``request.state.request_id``. An exception that escapes the app before the
 response started is logged with the id and answered as an OpenAI-shaped JSON 500 whose
-body names no exception, traceback or secret. It is a plain ASGI app placed inside
+body names no exception, traceback or secret — or, for a database locked, full or failing
+(:mod:`~beamclaw_gateway.storage_errors`), a 503 ``storage_unavailable`` with
+``Retry-After``. It is a plain ASGI app placed inside
 Starlette's ``ServerErrorMiddleware``, which would otherwise answer plain text.
 """
 
@@ -20,6 +22,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from beamclaw_gateway.errors import ApiError
 from beamclaw_gateway.middleware import send_error
+from beamclaw_gateway.storage_errors import storage_unavailable
+from beamclaw_memory import StorageUnavailableError
 
 REQUEST_ID_HEADER = "X-Request-Id"
 _SANE_ID = re.compile(r"[A-Za-z0-9._:\-]{1,128}")
@@ -68,6 +72,13 @@ class RequestContextMiddleware:
         with logger.contextualize(request_id=rid):
             try:
                 await self.app(scope, receive, send_with_id)
+            except StorageUnavailableError as exc:
+                logger.warning(
+                    "{} {} (request {}): {}", scope.get("method", "WS"), scope["path"], rid, exc
+                )
+                if started or scope["type"] != "http":
+                    raise
+                await send_error(send_with_id, storage_unavailable(exc))
             except Exception:
                 logger.exception(
                     "unhandled error in {} {} (request {})",

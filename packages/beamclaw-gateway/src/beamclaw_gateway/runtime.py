@@ -20,6 +20,7 @@ from beamclaw_gateway.composition import AgentSystem, warm_provider_stack
 from beamclaw_gateway.config import BeamclawConfig
 from beamclaw_gateway.errors import GatewayNotStartedError
 from beamclaw_gateway.gc_tuning import GcTuning
+from beamclaw_gateway.heap_trim import HeapTrimmer
 from beamclaw_memory import Database, resolve_database_url
 from beamclaw_obs import (
     ComponentHealth,
@@ -61,6 +62,8 @@ class GatewayRuntime:
         self._database_factory = database_factory
         self._started = False
         self._gc: GcTuning | None = None
+        self.heap_trim: HeapTrimmer | None = None
+        """Gives freed heap memory back to the OS while started (:mod:`.heap_trim`)."""
         self._db_state = ComponentHealth(HealthState.STARTING)
         self._warming: asyncio.Task[None] | None = None
         """The provider stack's import, in a worker thread once started."""
@@ -118,10 +121,15 @@ class GatewayRuntime:
         gateway = self.config.gateway
         self._gc = GcTuning(threshold=gateway.gc_threshold, freeze=gateway.gc_freeze)
         self._gc.apply()
+        self.heap_trim = HeapTrimmer(gateway.heap_trim_seconds)
+        self.heap_trim.start()
         self._warming = asyncio.create_task(asyncio.to_thread(warm_provider_stack))
         emit(EventType.GATEWAY_START, home=str(self.home))
 
     async def stop(self) -> None:
+        if self.heap_trim is not None:
+            await self.heap_trim.stop()
+            self.heap_trim = None
         if self._warming is not None:
             await self._warming  # an import in a thread cannot be cancelled; it is short
             self._warming = None

@@ -3,8 +3,10 @@
 
 Invariants: a target that is not configured is :class:`UnknownTargetError` (nothing is
 sent); the body is JSON and its HMAC-SHA256 signature covers the timestamp and the exact
-bytes sent; a delivery that does not reach a 2xx answer within ``timeout_seconds`` raises
-:class:`WebhookDeliveryError` (the scheduler counts it as the job's error). The channel
+bytes sent; an outbound message with a ``delivery_id`` carries it in
+:data:`DELIVERY_HEADER` and ``Idempotency-Key`` (every retry of one answer the same); a
+delivery that does not reach a 2xx answer within ``timeout_seconds`` raises
+:class:`WebhookDeliveryError` (the scheduler retries it from its outbox). The channel
 has no inbound side: ``run`` only waits to be cancelled. aiohttp is imported on the
 first delivery, not when the gateway starts.
 """
@@ -35,6 +37,9 @@ from beamclaw_obs import ComponentHealth, HealthState, MissingSecretError
 NAME = "webhook"
 SIGNATURE_HEADER = "X-Beamclaw-Signature"
 TIMESTAMP_HEADER = "X-Beamclaw-Timestamp"
+DELIVERY_HEADER = "X-Beamclaw-Delivery"
+"""The delivery's stable id (also sent as ``Idempotency-Key``): the same on every retry
+of one answer, so the receiver drops a repeat."""
 
 
 class WebhookDeliveryError(BeamclawGatewayError, ChannelError):
@@ -97,6 +102,9 @@ class WebhookChannel:
             TIMESTAMP_HEADER: stamp,
             SIGNATURE_HEADER: signature(secret, stamp, body),
         }
+        if out.delivery_id is not None:
+            headers[DELIVERY_HEADER] = out.delivery_id
+            headers["Idempotency-Key"] = out.delivery_id
         try:
             status = await _post(config.url, body, headers, config.timeout_seconds)
         except _PostError as exc:

@@ -45,6 +45,7 @@ from beamclaw_core.sessions import (
 from beamclaw_gateway.auth import bearer_token, token_key, unauthorized
 from beamclaw_gateway.recent_ids import RecentIds
 from beamclaw_gateway.settings import WebSocketSettings
+from beamclaw_gateway.storage_errors import CODE, client_message, retry_after
 from beamclaw_gateway.ws_protocol import (
     AUTHENTICATED,
     CLIENT_FRAME,
@@ -61,6 +62,7 @@ from beamclaw_gateway.ws_protocol import (
     session_frame,
     subscribed_frame,
 )
+from beamclaw_memory import StorageUnavailableError
 from beamclaw_obs import ComponentHealth, HealthState
 
 if TYPE_CHECKING:
@@ -374,6 +376,10 @@ async def _on_message(conn: WsConnection, frame: MessageFrame, services: Gateway
     services.ws_hub.attach(conn, session_id)
     try:
         turn = await services.conversation.send(replace(request, session_id=session_id))
+    except StorageUnavailableError as exc:
+        logger.warning("ws message to {} refused: {}", session_id, exc)
+        conn.push(error_frame(CODE, client_message(exc), id=frame.id, retry_after=retry_after(exc)))
+        return
     except Exception as exc:
         logger.exception("ws message to {} failed", session_id)
         conn.push(error_frame("send_failed", f"{type(exc).__name__}: {exc}", id=frame.id))

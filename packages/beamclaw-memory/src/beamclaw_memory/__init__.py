@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         MigrationError,
         NestedUnitError,
         StorageError,
+        StorageUnavailableError,
         UnitClosedError,
         UnitOfWorkError,
     )
@@ -86,6 +87,7 @@ else:
                 "MigrationError",
                 "NestedUnitError",
                 "StorageError",
+                "StorageUnavailableError",
                 "UnitClosedError",
                 "UnitOfWorkError",
             ),
@@ -159,6 +161,7 @@ __all__ = [
     "SearchSettings",
     "SqlRowStore",
     "StorageError",
+    "StorageUnavailableError",
     "TemporalDecaySettings",
     "TranscriptMessage",
     "Unit",

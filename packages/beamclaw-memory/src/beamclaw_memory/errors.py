@@ -25,6 +25,33 @@ class DatabaseUnavailableError(StorageError):
         super().__init__(f"database {url} is unavailable: {reason}")
 
 
+class StorageUnavailableError(StorageError):
+    """The database refused a unit of work for a passing reason: it is locked by another
+    writer (``busy``), its disk or quota is full (``full``), or its disk failed to read or
+    write (``io``). Nothing of the unit was committed; the same unit may succeed later.
+
+    Attributes:
+        url: the database URL with any password masked.
+        reason: ``busy``, ``full`` or ``io``.
+        detail: the driver's message.
+    """
+
+    def __init__(self, url: str, reason: str, detail: str) -> None:
+        self.url = url
+        self.reason = reason
+        self.detail = detail
+        super().__init__(f"database {url}: {describe_unavailable(reason)} ({detail})")
+
+
+def describe_unavailable(reason: str) -> str:
+    """A sentence for a client about why the database is unavailable (no URL, no detail)."""
+    if reason == "full":
+        return "the database's disk is full; nothing was saved"
+    if reason == "io":
+        return "the database's disk failed to read or write; nothing was saved"
+    return "the database is busy (locked by another writer); nothing was saved"
+
+
 class MigrationError(StorageError):
     """Applying schema migrations failed."""
 

@@ -18,7 +18,9 @@ a plain function of one :class:`~beamclaw_memory.Unit` run inside one transactio
 (:mod:`beamclaw_memory.unit`). Where it runs is the engine's decision, never the
 caller's: :mod:`beamclaw_memory.sqlite_engine` (inline on the event loop for prepared
 statements, else a database thread) and :mod:`beamclaw_memory.postgres_engine` (the
-async driver).
+async driver). A unit refused for a passing reason — the database locked, its disk full,
+a disk I/O error (:mod:`beamclaw_memory.unavailable`) — raises
+:class:`~beamclaw_memory.errors.StorageUnavailableError` from either door.
 """
 
 from __future__ import annotations
@@ -33,12 +35,17 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import text
 from sqlalchemy.engine import Connection, make_url
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from beamclaw_memory.checkpoint import WalCheckpointer
-from beamclaw_memory.errors import DatabaseUnavailableError, MigrationError
+from beamclaw_memory.errors import (
+    DatabaseUnavailableError,
+    MigrationError,
+    StorageUnavailableError,
+)
 from beamclaw_memory.migration_heads import parse_heads, recorded_heads
 from beamclaw_memory.sqlite_engine import SqliteEngine
+from beamclaw_memory.unavailable import unavailable_reason
 from beamclaw_memory.unit import Unit, refuse_nested
 
 if TYPE_CHECKING:
@@ -132,7 +139,7 @@ class Database:
         Raises :class:`~beamclaw_memory.NestedUnitError` at once when called from inside
         a unit of work."""
         refuse_nested()
-        return self._engine.read(work)
+        return self._unavailable_as_error(self._engine.read(work))
 
     def write(self, work: Work[T]) -> Coroutine[Any, Any, T]:
         """Run ``work`` in a write transaction, committed when it returns and rolled back
@@ -146,15 +153,26 @@ class Database:
         return self._write(work)
 
     async def _write(self, work: Work[T]) -> T:
-        result = await self._engine.write(work)
+        result = await self._unavailable_as_error(self._engine.write(work))
         self.committed_writes += 1
         return result
+
+    async def _unavailable_as_error(self, running: Coroutine[Any, Any, T]) -> T:
+        """``running``'s result; a lock, a full disk or a disk I/O error raised as
+        :class:`StorageUnavailableError` (every other error as it is)."""
+        try:
+            return await running
+        except DBAPIError as exc:
+            reason = unavailable_reason(exc)
+            if reason is None:
+                raise
+            raise StorageUnavailableError(self.display_url, reason, str(exc.orig)) from exc
 
     async def check(self) -> None:
         """Open a connection and run ``SELECT 1``; raise :class:`DatabaseUnavailableError`."""
         try:
             await self.read(lambda unit: unit.execute(text("SELECT 1")).scalar())
-        except (SQLAlchemyError, OSError) as exc:
+        except (SQLAlchemyError, OSError, StorageUnavailableError) as exc:
             raise DatabaseUnavailableError(self.display_url, _reason(exc)) from exc
 
     async def migrate(self, extra_locations: Iterable[str] = ()) -> list[str]:

@@ -27,7 +27,8 @@ from beamclaw_core import HeartbeatSettings
 from beamclaw_core.conversation import TurnRequest
 from beamclaw_core.sessions import SessionAddress, TurnResult
 from beamclaw_core.workspace import Task, write_atomic
-from beamclaw_scheduler.executor import deliver, local_day
+from beamclaw_scheduler.delivery import deliver
+from beamclaw_scheduler.executor import local_day
 from beamclaw_scheduler.exploration import (
     CURIOSITY_FILENAME,
     EXPLORATIONS_DIRNAME,

@@ -14,11 +14,12 @@ from zoneinfo import ZoneInfo
 
 from loguru import logger
 
-from beamclaw_core.channels import ChannelError, Outbound
 from beamclaw_core.conversation import TurnRequest
 from beamclaw_core.sessions import SessionAddress
+from beamclaw_scheduler.delivery import deliver
+from beamclaw_scheduler.outbox import delivery_key, turn_ref
+from beamclaw_scheduler.outbox_sender import DeliverySender
 from beamclaw_scheduler.ports import SchedulerPorts
-from beamclaw_scheduler.requests import LAST, SILENT, parse_target
 from beamclaw_scheduler.store import Job, JobStore, Outcome
 
 CHANNEL = "scheduler"
@@ -39,62 +40,54 @@ def local_day(now: float, timezone: str) -> str:
     return datetime.fromtimestamp(now, ZoneInfo(timezone)).date().isoformat()
 
 
-async def deliver(ports: SchedulerPorts, deliver_to: str, text: str, person: str) -> None:
-    """Send ``text`` to ``deliver_to`` (nothing for ``silent`` or empty text). ``last``
-    is where ``person`` wrote from last (:attr:`SchedulerPorts.reach`): the newest known
-    channel that takes the message (a channel that refuses it, a web page closed since,
-    passes to the next); nothing when no channel is known; the last refusal raised when
-    every one refuses."""
-    if not text.strip() or deliver_to == SILENT:
-        return
-    if deliver_to != LAST:
-        target = parse_target(deliver_to)
-        if target is not None:
-            await ports.channels.deliver(target[0], target[1], Outbound(text))
-        return
-    known = await ports.reach(person) if ports.reach is not None else []
-    if not known:
-        logger.info("nowhere known to reach {}: the answer stays in its session", person)
-        return
-    refused: ChannelError | None = None
-    for where in known:
-        target = parse_target(where)
-        if target is None:
-            continue
-        try:
-            await ports.channels.deliver(target[0], target[1], Outbound(text))
-        except ChannelError as exc:
-            logger.info("{} not reached on {}: {}", person, where, exc)
-            refused = exc
-        else:
-            return
-    if refused is not None:
-        raise refused
-
-
-async def fire(job: Job, store: JobStore, ports: SchedulerPorts) -> Job | None:
-    """Run ``job`` once (already claimed) and record how it went; the stored job after."""
+async def fire(
+    job: Job, store: JobStore, ports: SchedulerPorts, outbox: DeliverySender | None = None
+) -> Job | None:
+    """Run ``job`` once (already claimed) and record how it went; the stored job after.
+    With ``outbox`` the answer goes through it: its row is written before the turn is
+    sent, so an answer committed before a crash is still delivered after the restart."""
+    key = delivery_key(job.id, job.fire_count)
+    session_id = session_of(job, ports)
     request = TurnRequest(
         address=SessionAddress(job.user_id, job.agent_id, CHANNEL),
         content=f"[Scheduled job {job.id} ({job.kind})]\n{job.prompt}",
-        session_id=session_of(job, ports),
+        session_id=session_id,
         approval_mode=job.approval_mode,
+        source_message_id=turn_ref(key),
         drafts=False,
         scheduled=True,
     )
     tokens, cost = 0, 0.0
+    if outbox is not None:
+        outbox.own(key)
     try:
+        if outbox is not None:
+            await outbox.outbox.expect(
+                key,
+                job_id=job.id,
+                deliver_to=job.deliver_to,
+                person=job.user_id,
+                session_id=session_id,
+            )
         turn = await ports.conversation.send(request)
         result = await turn.result()
         tokens, cost = result.usage.total_tokens, result.usage.cost_usd or 0.0
         if result.status != "completed":
             outcome = Outcome(False, f"turn {result.status}: {result.message}", tokens, cost)
+            if outbox is not None:
+                await outbox.outbox.skip(key, f"turn {result.status}")
         else:
-            await deliver(ports, job.deliver_to, result.text, job.user_id)
+            if outbox is not None:
+                await outbox.hand(key, result.text)
+            else:
+                await deliver(ports, job.deliver_to, result.text, job.user_id)
             outcome = Outcome(True, None, tokens, cost)
     except Exception as exc:
         logger.warning("scheduled job {} failed: {}", job.id, exc)
         outcome = Outcome(False, f"{type(exc).__name__}: {exc}", tokens, cost)
+    finally:
+        if outbox is not None:
+            outbox.release(key)
     day = local_day(ports.clock(), ports.timezone_of(job.agent_id))
     after = await store.record(job.id, outcome, day=day)
     if after is not None and after.status == "paused" and job.status == "active":

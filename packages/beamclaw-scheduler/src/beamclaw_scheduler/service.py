@@ -10,6 +10,8 @@ Invariants:
   is not claimed again until it ends.
 * :meth:`stop` cancels running fires; their turns go on in the core (they were sent), and
   the claim already recorded the fire, so nothing is fired twice after a restart.
+* Jobs' answers go through the outbox (:mod:`~.outbox`), drained by :attr:`deliveries`
+  while the scheduler runs (from its start, so a restart sends what a crash left).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from beamclaw_scheduler.beats import Heartbeats
 from beamclaw_scheduler.due import Claim, claim, due
 from beamclaw_scheduler.errors import InvalidScheduleError, JobLimitError
 from beamclaw_scheduler.executor import fire
+from beamclaw_scheduler.outbox import DeliveryOutbox
+from beamclaw_scheduler.outbox_sender import DeliverySender
 from beamclaw_scheduler.ports import SchedulerPorts
 from beamclaw_scheduler.requests import Context, JobRequest, validate
 from beamclaw_scheduler.settings import SchedulerSettings
@@ -48,7 +52,9 @@ class Scheduler:
         self.ports = ports
         self.heartbeats = Heartbeats(ports, store, settings.heartbeat, heartbeats or {})
         self._running: dict[str, asyncio.Task[None]] = {}
+        self.deliveries = DeliverySender(DeliveryOutbox(store.db, ports.clock), ports)
         self._loop: asyncio.Task[None] | None = None
+        self._sender: asyncio.Task[None] | None = None
         self._snapshot: list[Job] = []
         self._last_error: str | None = None
         self._ticks = 0
@@ -118,12 +124,15 @@ class Scheduler:
         """Run the ticks in the background (``[scheduler] enabled``)."""
         if not self.running:
             self._loop = asyncio.create_task(self._run(), name="scheduler")
+        if self._sender is None or self._sender.done():
+            self._sender = asyncio.create_task(self.deliveries.run(), name="scheduler-outbox")
 
     async def stop(self) -> None:
-        if self._loop is not None:
-            self._loop.cancel()
-            await asyncio.gather(self._loop, return_exceptions=True)
-            self._loop = None
+        for task in (self._loop, self._sender):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        self._loop = self._sender = None
         fires = list(self._running.values())
         for task in fires:
             task.cancel()
@@ -174,7 +183,7 @@ class Scheduler:
 
     async def _fire(self, job: Job) -> None:
         try:
-            after = await fire(job, self.store, self.ports)
+            after = await fire(job, self.store, self.ports, self.deliveries)
             if after is not None and after.last_error:
                 self._last_error = f"job {job.id}: {after.last_error}"
         finally:
@@ -197,6 +206,11 @@ class Scheduler:
             "next_fire": _iso(upcoming),
             "last_error": self._last_error,
             "heartbeats": {a: r.view() for a, r in self.heartbeats.records.items()},
+            "deliveries": {
+                "sent": self.deliveries.sent,
+                "failed": self.deliveries.failed,
+                "last_error": self.deliveries.last_error,
+            },
         }
         failing = [j.id for j in jobs if j.status == "paused" and j.error_count >= j.max_errors]
         summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "no jobs"

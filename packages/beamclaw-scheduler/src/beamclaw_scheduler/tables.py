@@ -6,6 +6,11 @@
   is the truth: the runner keeps no timer a restart could lose.
 * ``scheduler_spend`` — background tokens and cost per agent and local day (heartbeats and
   jobs), counted apart from people's turns for the heartbeat's daily cap.
+* ``scheduler_deliveries`` — the outbox of jobs' answers, one row per fire (``key`` =
+  ``<job>:<fire>``, also the delivery id the receiver dedupes on): ``awaiting`` from
+  before the turn is sent (``session_id`` and ``ref``, the turn's ``source_message_id``,
+  find its answer after a crash), ``pending`` once the answer is in ``text``, then
+  ``sent`` or ``failed`` (after ``attempts`` tries; ``next_attempt_at`` spaces them).
 """
 
 from __future__ import annotations
@@ -45,4 +50,22 @@ spend = sa.Table(
     sa.Column("day", sa.String(10), primary_key=True),
     sa.Column("tokens", sa.Integer, nullable=False),
     sa.Column("cost_usd", sa.Float, nullable=False),
+)
+
+deliveries = sa.Table(
+    "scheduler_deliveries",
+    metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("job_id", sa.String(32), nullable=False),
+    sa.Column("deliver_to", sa.String(320), nullable=False),
+    sa.Column("person", sa.String(256), nullable=False),
+    sa.Column("session_id", sa.String(128), nullable=False),
+    sa.Column("ref", sa.String(128), nullable=False),
+    sa.Column("text", sa.Text, nullable=True),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False),
+    sa.Column("next_attempt_at", sa.Float, nullable=False),
+    sa.Column("last_error", sa.Text, nullable=True),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("updated_at", sa.Float, nullable=False),
 )

@@ -32,6 +32,10 @@ class Outbound:
     """Images, then files (a channel without ``files`` may leave those out)."""
     edit_of: str | None = None
     """The id of a message this one replaces (a draft), where the channel can edit."""
+    delivery_id: str | None = None
+    """A stable id of this delivery, the same on every retry (the outbox's key): a channel
+    that can pass it on (the webhook's ``X-BeamClaw-Delivery``) lets the receiver drop a
+    repeat."""
 
 
 @dataclass(frozen=True, slots=True)
