@@ -16,28 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
-import ctypes.util
 import time
 from collections.abc import Callable
 
 from loguru import logger
 
-__all__ = ["HeapTrimmer", "malloc_trim"]
+from beamclaw_obs.heap import malloc_trim
 
-
-def malloc_trim() -> Callable[[], int] | None:
-    """The C library's ``malloc_trim(0)`` as a call, or None when it has none."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-    except OSError:
-        return None
-    trim = getattr(libc, "malloc_trim", None)
-    if trim is None:
-        return None
-    trim.argtypes = [ctypes.c_size_t]
-    trim.restype = ctypes.c_int
-    return lambda: int(trim(0))
+__all__ = ["HeapTrimmer"]
 
 
 class HeapTrimmer:

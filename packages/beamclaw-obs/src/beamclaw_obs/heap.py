@@ -3,11 +3,14 @@
 CPython returns a freed object's memory to its allocator: pymalloc's pools for small
 objects, the C heap (``malloc``) for larger ones (dict tables, lists, byte strings over
 512 bytes). glibc keeps freed C-heap memory for reuse and gives the system back only the
-top of its heap, so after a burst of frees (idle sessions leaving memory) the process's
-RSS stays at its high-water mark. ``malloc_trim(0)`` returns every whole free page.
+top of its heap, so after a burst of frees (idle sessions leaving memory, a run of
+turns) the process's RSS stays at its high-water mark. ``malloc_trim(0)`` returns every
+whole free page. The gateway trims periodically (``beamclaw_gateway.heap_trim``) and the
+core after lanes leave memory.
 
-Invariant: :func:`release_free_memory` never raises; where the C library has no
-``malloc_trim`` (musl, macOS) it does nothing and says so.
+Invariants: nothing here raises; where the C library has no ``malloc_trim`` (musl,
+macOS) :func:`malloc_trim` is None and :func:`release_free_memory` does nothing. A trim
+takes the allocator's locks for a few milliseconds: async callers run it on a thread.
 """
 
 from __future__ import annotations
@@ -16,25 +19,30 @@ import ctypes
 import ctypes.util
 from collections.abc import Callable
 
-_trim: list[Callable[[int], int] | None] = []
+_found: list[Callable[[], int] | None] = []
 
 
-def _malloc_trim() -> Callable[[int], int] | None:
-    if not _trim:
-        found: Callable[[int], int] | None = None
+def malloc_trim() -> Callable[[], int] | None:
+    """The C library's ``malloc_trim(0)`` as a call, or None when it has none."""
+    if not _found:
+        trim: Callable[[], int] | None = None
         try:
             libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-            found = libc.malloc_trim
-        except (OSError, AttributeError):
-            found = None
-        _trim.append(found)
-    return _trim[0]
+            native = getattr(libc, "malloc_trim", None)
+        except OSError:
+            native = None
+        if native is not None:
+            native.argtypes = [ctypes.c_size_t]
+            native.restype = ctypes.c_int
+            trim = lambda: int(native(0))  # noqa: E731
+        _found.append(trim)
+    return _found[0]
 
 
 def release_free_memory() -> bool:
     """Return the C heap's free pages to the system; False where that is not possible."""
-    trim = _malloc_trim()
+    trim = malloc_trim()
     if trim is None:
         return False
-    trim(0)
+    trim()
     return True

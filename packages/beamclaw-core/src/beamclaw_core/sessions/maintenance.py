@@ -99,7 +99,7 @@ class Maintenance:
         if cfg.idle_compaction_minutes is not None or cfg.nightly_hour is not None:
             await self._compaction(now, nightly, cfg.idle_compaction_minutes)
         if await self._evict_idle(cfg.lane_idle_seconds):
-            self._release_memory()
+            await asyncio.to_thread(self._release_memory)
 
     async def _retention(self, now: float) -> None:
         days = self.rt.settings.history_retention_days
