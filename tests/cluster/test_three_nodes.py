@@ -71,12 +71,21 @@ def _echo(request: RecordedRequest) -> FakeReply:
 
 class Cluster:
     def __init__(
-        self, nodes: list[Node], llm: FakeLLMServer, tg: FakeBotApi, database_url: str
+        self,
+        nodes: list[Node],
+        llm: FakeLLMServer,
+        tg: FakeBotApi,
+        database_url: str,
+        redis_url: str,
+        prefix: str,
     ) -> None:
         self.nodes = nodes
         self.llm = llm
         self.tg = tg
         self.database_url = database_url
+        self.redis_url = redis_url
+        self.prefix = prefix
+        """Every Redis key of this module's nodes starts with it (the test Redis is shared)."""
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +134,7 @@ async def cluster(
             for node in nodes:  # all three at once: they race to migrate the empty database
                 node.spawn()
             await asyncio.gather(*(node.ready() for node in nodes))
-            yield Cluster(nodes, llm, tg, database_url)
+            yield Cluster(nodes, llm, tg, database_url, redis_url, prefix)
         finally:
             HANG.set()
             for node in nodes:
@@ -531,3 +540,49 @@ async def test_a_telegram_chat_whose_session_runs_at_another_node_is_answered(
     assert await _ask(elsewhere, session, "/yes") == "Approved: write_file."
     assert await asyncio.wait_for(asking, 30) == "the file is written"
     await tg.wait_for(lambda _tg: _answers(tg, chat, "telegram while elsewhere") == 1, 30)
+
+
+async def _epochs(cluster: Cluster, session_id: str) -> list[int]:
+    """The epochs the session's messages were written under, in history order."""
+    import asyncpg  # type: ignore[import-untyped]
+
+    conn = await asyncpg.connect(cluster.database_url)  # pyright: ignore[reportUnknownMemberType]
+    try:
+        rows: Any = await conn.fetch(  # pyright: ignore[reportUnknownMemberType]
+            "SELECT epoch FROM messages WHERE conversation_id = $1 ORDER BY seq", session_id
+        )
+    finally:
+        await conn.close()  # pyright: ignore[reportUnknownMemberType]
+    return [int(row["epoch"]) for row in rows]
+
+
+async def test_a_flushed_redis_never_hands_out_an_epoch_the_store_passed(
+    cluster: Cluster,
+) -> None:
+    """Last in the module: it wipes every key of the module's nodes (their FLUSHDB)."""
+    import redis.asyncio as aioredis
+
+    session = f"flush-{uuid.uuid4().hex[:6]}"
+    for i, node in enumerate(cluster.nodes):  # three owners in turn: epoch 3 or more
+        assert await _ask(node, session, f"before {i}") == f"echo: before {i}"
+    before = max(await _epochs(cluster, session))
+    assert before >= 3
+    redis = aioredis.Redis.from_url(cluster.redis_url)
+    try:
+        keys = [key async for key in redis.scan_iter(match=f"{cluster.prefix}:*")]
+        assert keys
+        await redis.delete(*keys)
+    finally:
+        await redis.aclose()
+    assert await _ask(cluster.nodes[0], session, "after") == "echo: after"
+    after = await _epochs(cluster, session)
+    assert min(after[-2:]) > before  # the new turn's question and answer
+    assert await _history(cluster.nodes[1], session) == [
+        *[
+            pair
+            for i in range(3)
+            for pair in (("user", f"before {i}"), ("assistant", f"echo: before {i}"))
+        ],
+        ("user", "after"),
+        ("assistant", "echo: after"),
+    ]
