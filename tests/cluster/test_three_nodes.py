@@ -542,6 +542,38 @@ async def test_a_telegram_chat_whose_session_runs_at_another_node_is_answered(
     await tg.wait_for(lambda _tg: _answers(tg, chat, "telegram while elsewhere") == 1, 30)
 
 
+async def test_pending_approvals_and_state_are_answered_at_any_node(cluster: Cluster) -> None:
+    session = f"pend-{uuid.uuid4().hex[:6]}"
+    runner, asked_at, answered_at = cluster.nodes[2], cluster.nodes[0], cluster.nodes[1]
+    asking = asyncio.ensure_future(_ask(runner, session, "please write a note"))
+    pending: list[dict[str, Any]] = []
+    async with httpx.AsyncClient(base_url=asked_at.base_url, timeout=30) as client:
+        deadline = time.monotonic() + 30
+        while not pending and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+            listed = (await client.get("/api/approvals", params={"session_id": session})).json()
+            pending = listed["approvals"]
+        assert [(p["session_id"], p["tool"]) for p in pending] == [(session, "write_file")]
+        everyone = (await client.get("/api/approvals")).json()["approvals"]
+        assert pending[0] in everyone
+        detail = (await client.get(f"/api/sessions/{session}")).json()
+        assert detail["session"]["state"] == "awaiting_approval"
+        listed = (await client.get("/api/sessions")).json()["sessions"]
+        assert {s["session_id"]: s["state"] for s in listed}[session] == "awaiting_approval"
+    async with httpx.AsyncClient(base_url=answered_at.base_url, timeout=30) as client:
+        response = await client.post(
+            f"/api/approvals/{pending[0]['id']}", json={"decision": "approve"}
+        )
+        assert response.status_code == 200, response.text
+    assert await asking == "the file is written"
+    async with httpx.AsyncClient(base_url=asked_at.base_url, timeout=30) as client:
+        assert (await client.get("/api/approvals", params={"session_id": session})).json() == {
+            "approvals": []
+        }
+        detail = (await client.get(f"/api/sessions/{session}")).json()
+        assert detail["session"]["state"] == "idle"
+
+
 async def _epochs(cluster: Cluster, session_id: str) -> list[int]:
     """The epochs the session's messages were written under, in history order."""
     import asyncpg  # type: ignore[import-untyped]
