@@ -164,6 +164,7 @@ class TelegramChannel:
         if link.shared:  # cluster mode: one node sweeps the shared outbox at a time
             sweep = hold_duty(link, f"telegram-outbox:{me.id}", run.bot.outbound.run)
             self._spawn(sweep, "telegram-outbox")
+            self._spawn(run.bot.outbound.retry_own(), "telegram-outbox-own")
         else:
             self._spawn(run.bot.outbound.run(), "telegram-outbox")
         updates = run.updates
