@@ -3,7 +3,9 @@
 The nodes start together (they migrate once), then share one fake OpenAI server: a
 conversation alternating between nodes keeps one ordered history; one rate limit counts
 across nodes; a scheduled job fires once; ``kill -9`` of a session's owner mid-turn hands
-the session to another node within the lease, nothing lost or doubled.
+the session to another node within the lease, nothing lost or doubled; a pending approval
+and a session's state are answered at any node; after the nodes' Redis keys are wiped (the
+last test) a turn is written under an epoch above every stored one.
 """
 
 from __future__ import annotations
