@@ -3,7 +3,9 @@
 The nodes start together (they migrate once), then share one fake OpenAI server: a
 conversation alternating between nodes keeps one ordered history; one rate limit counts
 across nodes; a scheduled job fires once; ``kill -9`` of a session's owner mid-turn hands
-the session to another node within the lease, nothing lost or doubled.
+the session to another node within the lease, nothing lost or doubled; a pending approval
+and a session's state are answered at any node; after the nodes' Redis keys are wiped (the
+last test) a turn is written under an epoch above every stored one.
 """
 
 from __future__ import annotations
@@ -71,12 +73,21 @@ def _echo(request: RecordedRequest) -> FakeReply:
 
 class Cluster:
     def __init__(
-        self, nodes: list[Node], llm: FakeLLMServer, tg: FakeBotApi, database_url: str
+        self,
+        nodes: list[Node],
+        llm: FakeLLMServer,
+        tg: FakeBotApi,
+        database_url: str,
+        redis_url: str,
+        prefix: str,
     ) -> None:
         self.nodes = nodes
         self.llm = llm
         self.tg = tg
         self.database_url = database_url
+        self.redis_url = redis_url
+        self.prefix = prefix
+        """Every Redis key of this module's nodes starts with it (the test Redis is shared)."""
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +136,7 @@ async def cluster(
             for node in nodes:  # all three at once: they race to migrate the empty database
                 node.spawn()
             await asyncio.gather(*(node.ready() for node in nodes))
-            yield Cluster(nodes, llm, tg, database_url)
+            yield Cluster(nodes, llm, tg, database_url, redis_url, prefix)
         finally:
             HANG.set()
             for node in nodes:
@@ -531,3 +542,81 @@ async def test_a_telegram_chat_whose_session_runs_at_another_node_is_answered(
     assert await _ask(elsewhere, session, "/yes") == "Approved: write_file."
     assert await asyncio.wait_for(asking, 30) == "the file is written"
     await tg.wait_for(lambda _tg: _answers(tg, chat, "telegram while elsewhere") == 1, 30)
+
+
+async def test_pending_approvals_and_state_are_answered_at_any_node(cluster: Cluster) -> None:
+    session = f"pend-{uuid.uuid4().hex[:6]}"
+    runner, asked_at, answered_at = cluster.nodes[2], cluster.nodes[0], cluster.nodes[1]
+    asking = asyncio.ensure_future(_ask(runner, session, "please write a note"))
+    pending: list[dict[str, Any]] = []
+    async with httpx.AsyncClient(base_url=asked_at.base_url, timeout=30) as client:
+        deadline = time.monotonic() + 30
+        while not pending and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+            listed = (await client.get("/api/approvals", params={"session_id": session})).json()
+            pending = listed["approvals"]
+        assert [(p["session_id"], p["tool"]) for p in pending] == [(session, "write_file")]
+        everyone = (await client.get("/api/approvals")).json()["approvals"]
+        assert pending[0] in everyone
+        detail = (await client.get(f"/api/sessions/{session}")).json()
+        assert detail["session"]["state"] == "awaiting_approval"
+        listed = (await client.get("/api/sessions")).json()["sessions"]
+        assert {s["session_id"]: s["state"] for s in listed}[session] == "awaiting_approval"
+    async with httpx.AsyncClient(base_url=answered_at.base_url, timeout=30) as client:
+        response = await client.post(
+            f"/api/approvals/{pending[0]['id']}", json={"decision": "approve"}
+        )
+        assert response.status_code == 200, response.text
+    assert await asking == "the file is written"
+    async with httpx.AsyncClient(base_url=asked_at.base_url, timeout=30) as client:
+        assert (await client.get("/api/approvals", params={"session_id": session})).json() == {
+            "approvals": []
+        }
+        detail = (await client.get(f"/api/sessions/{session}")).json()
+        assert detail["session"]["state"] == "idle"
+
+
+async def _epochs(cluster: Cluster, session_id: str) -> list[int]:
+    """The epochs the session's messages were written under, in history order."""
+    import asyncpg  # type: ignore[import-untyped]
+
+    conn = await asyncpg.connect(cluster.database_url)  # pyright: ignore[reportUnknownMemberType]
+    try:
+        rows: Any = await conn.fetch(  # pyright: ignore[reportUnknownMemberType]
+            "SELECT epoch FROM messages WHERE conversation_id = $1 ORDER BY seq", session_id
+        )
+    finally:
+        await conn.close()  # pyright: ignore[reportUnknownMemberType]
+    return [int(row["epoch"]) for row in rows]
+
+
+async def test_a_flushed_redis_never_hands_out_an_epoch_the_store_passed(
+    cluster: Cluster,
+) -> None:
+    """Last in the module: it wipes every key of the module's nodes (their FLUSHDB)."""
+    import redis.asyncio as aioredis
+
+    session = f"flush-{uuid.uuid4().hex[:6]}"
+    for i, node in enumerate(cluster.nodes):  # three owners in turn: epoch 3 or more
+        assert await _ask(node, session, f"before {i}") == f"echo: before {i}"
+    before = max(await _epochs(cluster, session))
+    assert before >= 3
+    redis = aioredis.Redis.from_url(cluster.redis_url)
+    try:
+        keys = [key async for key in redis.scan_iter(match=f"{cluster.prefix}:*")]
+        assert keys
+        await redis.delete(*keys)
+    finally:
+        await redis.aclose()
+    assert await _ask(cluster.nodes[0], session, "after") == "echo: after"
+    after = await _epochs(cluster, session)
+    assert min(after[-2:]) > before  # the new turn's question and answer
+    assert await _history(cluster.nodes[1], session) == [
+        *[
+            pair
+            for i in range(3)
+            for pair in (("user", f"before {i}"), ("assistant", f"echo: before {i}"))
+        ],
+        ("user", "after"),
+        ("assistant", "echo: after"),
+    ]

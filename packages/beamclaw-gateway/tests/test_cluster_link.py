@@ -7,6 +7,7 @@ import uuid
 from collections.abc import AsyncIterator, Collection
 
 import pytest
+import redis.asyncio as aioredis
 
 from beamclaw_core.cluster import Command
 from beamclaw_core.loop import TextChunk, TurnDone, TurnEvent
@@ -36,11 +37,19 @@ class Inbox:
         self.heard.set()
 
 
+STORED = {"s": 0}
+"""The epochs "the store" accepted per name (the links' ``floor``)."""
+
+
+async def _floor(name: str) -> int:
+    return STORED.get(name, 0)
+
+
 @pytest.fixture
 async def links(redis_url: str) -> AsyncIterator[tuple[RedisLink, RedisLink]]:
     prefix = f"bc-test-{uuid.uuid4().hex[:8]}"
-    a = RedisLink(redis_url, node_id="a", lease_seconds=0.6, prefix=prefix)
-    b = RedisLink(redis_url, node_id="b", lease_seconds=0.6, prefix=prefix)
+    a = RedisLink(redis_url, node_id="a", lease_seconds=0.6, floor=_floor, prefix=prefix)
+    b = RedisLink(redis_url, node_id="b", lease_seconds=0.6, floor=_floor, prefix=prefix)
     yield a, b
     await a.close()
     await b.close()
@@ -66,6 +75,26 @@ async def test_one_holder_at_a_time_and_every_grant_a_newer_epoch(
     assert not await b.renew("s", second)
     third = await a.acquire("s")
     assert third == second + 1
+
+
+async def test_a_lost_epoch_counter_is_seeded_above_what_the_store_accepted(
+    links: tuple[RedisLink, RedisLink], redis_url: str
+) -> None:
+    a, b = links
+    first = await a.acquire("flushed")
+    assert first == 1  # nothing stored: the counter starts from 0
+    await a.release("flushed", first)
+    STORED["flushed"] = 7  # the store saw epoch 7 (e.g. before an earlier flush)
+    redis = aioredis.Redis.from_url(redis_url)
+    try:
+        await redis.delete(a._key("epoch", "flushed"))  # pyright: ignore[reportPrivateUsage]
+    finally:
+        await redis.aclose()
+    assert await b.acquire("flushed") == 8
+    assert await a.acquire("flushed") is None  # still one holder at a time
+    STORED["flushed"] = 0  # the counter exists again: the store is not asked
+    await b.release("flushed", 8)
+    assert await a.acquire("flushed") == 9
 
 
 async def test_commands_reach_every_node_and_events_only_other_nodes(

@@ -95,3 +95,23 @@ async def test_pairing_codes_and_approvals(db: Database) -> None:
     assert await store.revoke(fresh.code) == "pending"
     with pytest.raises(NotApprovedError):
         await store.revoke("12345")
+
+
+async def test_updates_record_their_node_and_a_gone_nodes_are_adopted(db: Database) -> None:
+    clock = Clock()
+    n1, n2, alone = UpdateLog(db, clock, "n1"), UpdateLog(db, clock, "n2"), UpdateLog(db, clock)
+    assert await n1.claim(1, {"update_id": 1}, 42, 1)
+    assert await n2.claim(2, {"update_id": 2}, 42, 2)
+    assert await alone.claim(3, {"update_id": 3}, 42, 3)
+    assert await n1.claim(4, {"update_id": 4}, 42, 4)
+    await n1.mark(4, "done")
+    assert await n1.handlers() == {"n1", "n2", None}
+    assert [u.update_id for u in await n1.unfinished(mine=True)] == [1]
+    assert [u.update_id for u in await alone.unfinished(mine=True)] == [3]
+    assert [u.update_id for u in await n1.unfinished()] == [1, 2, 3]
+    adopted = await n2.adopt("n1")
+    assert [(u.update_id, u.state) for u in adopted] == [(1, "received")]
+    assert [u.update_id for u in await n2.adopt(None)] == [3]
+    assert await n1.handlers() == {"n2"}
+    assert [u.update_id for u in await n2.unfinished(mine=True)] == [1, 2, 3]
+    assert await n2.adopt("n1") == []

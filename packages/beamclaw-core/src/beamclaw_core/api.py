@@ -386,7 +386,7 @@ class Core:
                         dict(pending.pending.args),
                     )
                 )
-        return out
+        return out + await self._node.others_approvals(session_id)  # cluster hook
 
     async def answer_approval_by_id(
         self, request_id: str, decision: Decision
@@ -418,6 +418,12 @@ class Core:
                 asked.session_id, request_id, agent, asked.tool, dict(asked.args)
             )
             return "answered", info
+        stored = next(  # cluster hook: a turn elsewhere this node does not follow
+            (p for p in await self._node.others_approvals(None) if p.request_id == request_id),
+            None,
+        )
+        if stored is not None and await self._node.answer(stored.session_id, request_id, decision):
+            return "answered", stored
         return "unknown", None
 
     async def always_grants(
@@ -445,7 +451,7 @@ class Core:
         out: list[SessionInfo] = []
         for record in await self._rt.store.list():
             lane = self._lanes.get(record.id)
-            if lane is not None:
+            if lane is not None and self._node.runs_here(record.id):  # cluster hook
                 out.append(lane.info())
             else:
                 out.append(
@@ -462,7 +468,9 @@ class Core:
         return out
 
     async def status(self, session_id: str) -> SessionInfo:
-        return (await self._require(session_id)).info()
+        lane = await self._require(session_id)
+        stored = await self._node.others_info(session_id, lane.bus.open_subscriptions())
+        return lane.info() if stored is None else stored  # cluster hook: the owner's state
 
     async def history(self, session_id: str, *, view: bool = False) -> list[Message]:
         """Every stored message (``view=True``: only what the LLM currently sees)."""

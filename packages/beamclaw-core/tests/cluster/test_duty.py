@@ -28,6 +28,10 @@ class OneLease:
     def lease_seconds(self) -> float:
         return 0.06
 
+    @property
+    def node_id(self) -> str:
+        return "me"
+
     async def acquire(self, session_id: str) -> int | None:
         if self.holder is not None:
             return None

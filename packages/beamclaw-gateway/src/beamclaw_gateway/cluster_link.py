@@ -3,7 +3,9 @@
 * Lease: ``<prefix>:lease:<session>`` holds ``<node>:<epoch>`` with a TTL; taken (``SET
   NX`` semantics) and the epoch ``INCR``-ed in one Lua script, so epochs only grow
   (``<prefix>:epoch:<session>`` never expires); renewed and released only by the holder
-  of that exact value.
+  of that exact value. A missing epoch counter (a flushed Redis) is first seeded from
+  ``floor`` — the epoch the shared store last saw for that name — so a grant is always
+  above every epoch the store has accepted.
 * Commands: one pub/sub channel ``<prefix>:commands`` heard by every node.
 * Events: a stream ``<prefix>:events:<session>`` (capped) per session, written in order
   by one task, each event with its owner's number (``seq``); a node reads the streams of
@@ -18,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -28,6 +31,10 @@ from beamclaw_core.loop import EventDecodeError, TurnEvent
 
 _ACQUIRE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  if ARGV[3] == '' then return -2 end
+  redis.call('SET', KEYS[2], ARGV[3], 'NX')
+end
 local epoch = redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[1], ARGV[1] .. ':' .. epoch, 'PX', ARGV[2])
 return epoch
@@ -42,6 +49,8 @@ _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 """
+_UNSEEDED = -2
+"""What ``_ACQUIRE`` answers, without a seed, when the epoch counter is missing."""
 STREAM_MAXLEN = 2000
 """Events kept per session stream (approximately; older ones are trimmed)."""
 RELAY_DRAIN_SECONDS = 2.0
@@ -54,8 +63,17 @@ class RedisLink:
     """Leases, commands and events of a cluster on one Redis (see the module)."""
 
     def __init__(
-        self, url: str, *, node_id: str, lease_seconds: float, prefix: str = "beamclaw"
+        self,
+        url: str,
+        *,
+        node_id: str,
+        lease_seconds: float,
+        floor: Callable[[str], Awaitable[int]],
+        prefix: str = "beamclaw",
     ) -> None:
+        """``floor(name)``: the newest epoch the shared store accepted for ``name``
+        (asked only when its epoch counter is missing)."""
+        self._floor = floor
         self._redis: aioredis.Redis = aioredis.Redis.from_url(url, decode_responses=True)
         self._node = node_id
         self._lease_ms = int(lease_seconds * 1000)
@@ -88,7 +106,11 @@ class RedisLink:
 
     async def acquire(self, session_id: str) -> int | None:
         keys = [self._key("lease", session_id), self._key("epoch", session_id)]
-        epoch = int(await self._acquire(keys=keys, args=[self._node, self._lease_ms]))
+        epoch = int(await self._acquire(keys=keys, args=[self._node, self._lease_ms, ""]))
+        if epoch == _UNSEEDED:
+            seed = await self._floor(session_id)
+            args = [self._node, self._lease_ms, seed]
+            epoch = int(await self._acquire(keys=keys, args=args))
         return None if epoch < 0 else epoch
 
     async def renew(self, session_id: str, epoch: int) -> bool:

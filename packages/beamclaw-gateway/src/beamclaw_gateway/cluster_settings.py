@@ -56,11 +56,13 @@ def cluster_link(settings: ClusterSettings, database: Database) -> ClusterLink |
             "[cluster] enabled needs PostgreSQL ([memory] database_url = postgresql://…): "
             f"the nodes cannot share {database.display_url}"
         )
+    from beamclaw_core.store import stored_epoch
     from beamclaw_gateway.cluster_link import RedisLink  # redis loads only in cluster mode
 
     return RedisLink(
         settings.redis_url,
         node_id=settings.node_id or f"{socket.gethostname()}-{os.getpid()}",
         lease_seconds=settings.lease_seconds,
+        floor=lambda name: stored_epoch(database, name),
         prefix=settings.key_prefix,
     )

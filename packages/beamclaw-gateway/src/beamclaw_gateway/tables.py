@@ -12,6 +12,7 @@
   JSON: ``received`` until the message is durable in its session (``handed``), then
   ``done`` once its answer is in the outbox. A restart re-reads what is not ``done``
   (never answering twice, never losing one); the next poll's offset is the highest id + 1.
+  ``node``: the cluster node handling it (NULL: a single node).
 * ``telegram_outbox`` — Telegram messages to send, each once: ``ref`` names what it
   answers (``reply:<chat>:<message>``; unique), ``sent_chunks`` how far a long one got.
 * ``telegram_pairings`` — pairing codes given to strangers (one per Telegram user, with
@@ -68,6 +69,7 @@ telegram_updates = sa.Table(
     sa.Column("session_id", sa.String(128), nullable=True),
     sa.Column("received_at", sa.Float, nullable=False),
     sa.Column("updated_at", sa.Float, nullable=False),
+    sa.Column("node", sa.String(128), nullable=True),
 )
 
 telegram_outbox = sa.Table(

@@ -26,6 +26,10 @@ class LocalLink:
     def lease_seconds(self) -> float:
         return LOCAL_LEASE_SECONDS
 
+    @property
+    def node_id(self) -> str:
+        return "local"
+
     async def acquire(self, session_id: str) -> int | None:
         return 0
 

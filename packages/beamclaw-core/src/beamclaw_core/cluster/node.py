@@ -12,7 +12,8 @@ The async shell around a :class:`~beamclaw_core.cluster.ClusterLink` that the
   owner died: recovered as after a restart), as start-up does;
 * events of sessions this node shows but does not own arrive from the owner; approval
   answers, ``/stop`` and in-chat commands for them go to the owner (a command's answer
-  comes back relayed under the run id its sender waits on).
+  comes back relayed under the run id its sender waits on); their pending approvals and
+  state are what their owner stored (:mod:`~beamclaw_core.cluster.stored_view`).
 
 Invariant: the lane map changes only under the host's lock, and so does ownership.
 """
@@ -31,9 +32,12 @@ from beamclaw_core.cluster.commands import Command
 from beamclaw_core.cluster.lease import sweep_interval
 from beamclaw_core.cluster.leases import SessionLeases
 from beamclaw_core.cluster.ports import ClusterLink
+from beamclaw_core.cluster.stored_view import stored_approval, stored_info
+from beamclaw_core.conversation.port import PendingApprovalInfo
 from beamclaw_core.loop.inputs import Decision
 from beamclaw_core.loop.turn_events import ApprovalRequested, ApprovalResolved, TurnEvent
 from beamclaw_core.sessions.bus import TurnHandle
+from beamclaw_core.sessions.control import SessionInfo
 from beamclaw_core.sessions.lane import SessionLane
 from beamclaw_core.sessions.runs import PendingRun
 from beamclaw_core.store import ConversationStore
@@ -182,6 +186,35 @@ class ClusterNode:
 
     def owns(self, session_id: str) -> bool:
         return self.leases.held(session_id)
+
+    def runs_here(self, session_id: str) -> bool:
+        """This node's lane of the session is the truth: it is alone, or owns it."""
+        return not self.link.shared or self.owns(session_id)
+
+    async def others_approvals(self, session_id: str | None) -> list[PendingApprovalInfo]:
+        """Approvals the turns of sessions other nodes run wait for (of one session, or of
+        all), as their owners stored them; none on a single node."""
+        if not self.link.shared:
+            return []
+        ids = [session_id] if session_id is not None else await self._store.busy()
+        out: list[PendingApprovalInfo] = []
+        for conversation_id in ids:
+            record = None if self.owns(conversation_id) else await self._store.get(conversation_id)
+            pending = stored_approval(record) if record is not None else None
+            if pending is not None:
+                out.append(pending)
+        return out
+
+    async def others_info(self, session_id: str, subscribers: int) -> SessionInfo | None:
+        """The session as the node running it stored it, None when this node runs it (or
+        is alone: its lane is the truth) or it is unknown."""
+        if self.runs_here(session_id):
+            return None
+        record = await self._store.get(session_id)
+        if record is None:
+            return None
+        queued = len(await self._store.pending(session_id))
+        return stored_info(record, queued, subscribers)
 
     async def pickup(self, session_id: str, *, restart: bool) -> bool:
         """Run ``session_id`` here if its lease can be had: recover it when it was left

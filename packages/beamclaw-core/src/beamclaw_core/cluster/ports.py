@@ -42,6 +42,11 @@ class ClusterLink(Protocol):
     @property
     def lease_seconds(self) -> float: ...
 
+    @property
+    def node_id(self) -> str:
+        """This node's name, unique in the cluster."""
+        ...
+
     async def acquire(self, session_id: str) -> int | None:
         """Take the session's lease: its new epoch, or None when another node holds it."""
         ...

@@ -8,7 +8,7 @@ from beamclaw_obs.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from beamclaw_core.store.conversations import ConversationStore
-    from beamclaw_core.store.fencing import Fences, StaleOwnerError
+    from beamclaw_core.store.fencing import Fences, StaleOwnerError, stored_epoch
     from beamclaw_core.store.ids import USER_ENV, Sharing, derive_session_id, local_user_id
     from beamclaw_core.store.records import (
         MESSAGE,
@@ -25,7 +25,7 @@ else:
         globals(),
         {
             "beamclaw_core.store.conversations": ("ConversationStore",),
-            "beamclaw_core.store.fencing": ("Fences", "StaleOwnerError"),
+            "beamclaw_core.store.fencing": ("Fences", "StaleOwnerError", "stored_epoch"),
             "beamclaw_core.store.records": (
                 "MESSAGE",
                 "RESET",
@@ -61,4 +61,5 @@ __all__ = [
     "View",
     "derive_session_id",
     "local_user_id",
+    "stored_epoch",
 ]

@@ -13,6 +13,8 @@ Invariants:
 * A conversation this process holds no epoch for is written with epoch 0 — a single node
   always does, and so do migrations' old rows — which never fails against 0 and always
   fails against a newer owner's epoch.
+* :func:`stored_epoch` is what a lease's epoch counter is seeded from when the counter
+  is lost (a flushed Redis): the next grant is above every epoch the store has seen.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import sqlalchemy as sa
 
 from beamclaw_core.errors import BeamclawCoreError
 from beamclaw_core.store.tables import conversations
-from beamclaw_memory import Prepared, Unit
+from beamclaw_memory import Database, Prepared, Unit
 
 _EPOCH_OF = Prepared(
     sa.select(conversations.c.owner_epoch).where(conversations.c.id == sa.bindparam("b_id"))
@@ -66,3 +68,10 @@ def refuse_if_stale(unit: Unit, conversation_id: str, epoch: int, changed: int) 
     found = unit.rows(_EPOCH_OF, {"b_id": conversation_id})
     if found and int(found[0][0]) > epoch:
         raise StaleOwnerError(conversation_id, epoch, int(found[0][0]))
+
+
+async def stored_epoch(database: Database, conversation_id: str) -> int:
+    """The epoch ``conversation_id`` was last written under (0: never, or no such
+    conversation, e.g. the name of a cluster duty)."""
+    found = await database.read(lambda unit: unit.rows(_EPOCH_OF, {"b_id": conversation_id}))
+    return int(found[0][0]) if found else 0

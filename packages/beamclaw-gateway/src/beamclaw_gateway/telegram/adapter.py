@@ -54,6 +54,7 @@ from beamclaw_gateway.telegram.errors import (
 )
 from beamclaw_gateway.telegram.following import Followers
 from beamclaw_gateway.telegram.inbound import Updates
+from beamclaw_gateway.telegram.node_updates import hold_node, sweep_gone_nodes
 from beamclaw_gateway.telegram.outbound import CLUSTER_SETTLE_SECONDS, OutboxSender
 from beamclaw_gateway.telegram.pairing import PairingRequest, PairingStore
 from beamclaw_gateway.telegram.polling import ALLOWED_UPDATES, LongPoll
@@ -163,6 +164,7 @@ class TelegramChannel:
         if link.shared:  # cluster mode: one node sweeps the shared outbox at a time
             sweep = hold_duty(link, f"telegram-outbox:{me.id}", run.bot.outbound.run)
             self._spawn(sweep, "telegram-outbox")
+            self._spawn(run.bot.outbound.retry_own(), "telegram-outbox-own")
         else:
             self._spawn(run.bot.outbound.run(), "telegram-outbox")
         updates = run.updates
@@ -192,6 +194,16 @@ class TelegramChannel:
                 )
             )
             self.status.state = "webhook"
+            if link.shared:  # cluster mode: every node takes its own, one node the gone's
+                log = run.bot.log
+                sweep = hold_duty(
+                    link,
+                    f"telegram-updates:{me.id}",
+                    lambda: sweep_gone_nodes(link, me.id, log, updates.take_up),
+                )
+                self._spawn(sweep, "telegram-gone-nodes")
+                await hold_node(link, me.id, log, updates.take_up, self.ready.set)
+                return
             self.ready.set()
             await updates.take_up()
             await asyncio.Event().wait()
@@ -204,7 +216,8 @@ class TelegramChannel:
     ) -> _Run:
         db = self._database()
         shared = self._core().cluster_link.shared
-        log, outbox = UpdateLog(db, self._clock), Outbox(db, self._clock)
+        node = self._core().cluster_link.node_id if shared else None
+        log, outbox = UpdateLog(db, self._clock, node), Outbox(db, self._clock)
         pairing = PairingStore(db, self._clock)
         await pairing.load()
         await log.prune()

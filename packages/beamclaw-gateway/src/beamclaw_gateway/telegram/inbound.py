@@ -39,6 +39,7 @@ from beamclaw_gateway.telegram.replies import (
 )
 from beamclaw_gateway.telegram.running import Running
 from beamclaw_gateway.telegram.status import ChannelStatus
+from beamclaw_gateway.telegram.store import StoredUpdate
 from beamclaw_gateway.telegram.updates import (
     CHANNEL,
     account,
@@ -88,9 +89,12 @@ class Updates:
         self._status.last_update_at = self._clock()
         return True
 
-    async def take_up(self) -> None:
-        """Act on the updates a previous run stored and did not finish."""
-        for stored in await self._bot.log.unfinished():
+    async def take_up(self, stored_updates: list[StoredUpdate] | None = None) -> None:
+        """Act on the updates a previous run stored and did not finish (or on
+        ``stored_updates``, e.g. a dead node's)."""
+        if stored_updates is None:
+            stored_updates = await self._bot.log.unfinished()
+        for stored in stored_updates:
             if stored.state == "handed" and stored.session_id is not None:
                 self._followers.follow(stored.update_id, stored.session_id, stored.payload)
                 continue

@@ -8,7 +8,10 @@ be edited any more (deleted) is replaced by a new message. A 400 that plain text
 fix marks the row ``failed``; any other failure leaves it ``pending`` for the next sweep
 (every :data:`SWEEP_SECONDS`, or at once when woken), for up to
 :data:`GIVE_UP_SECONDS`. In cluster mode one node sweeps, and only rows older than
-:data:`CLUSTER_SETTLE_SECONDS` (another node may be sending a younger one live).
+:data:`CLUSTER_SETTLE_SECONDS` (another node may be sending a younger one live); a row
+this node failed to send while younger than half of that is tried again by this node
+(:meth:`OutboxSender.retry_own`, after :data:`OWN_RETRY_FIRST_SECONDS`, then doubling),
+so the two never try the same row at once.
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ SWEEP_SECONDS = 10.0
 CLUSTER_SETTLE_SECONDS = 30.0
 """In cluster mode the sweep (on one node) leaves younger rows alone: the node that put
 one is sending it live, and the other nodes' locks are not this one's."""
+OWN_RETRY_FIRST_SECONDS = 0.5
+"""Cluster mode: how soon a row this node failed to send is tried again (then doubling,
+up to :data:`SWEEP_SECONDS`)."""
 GIVE_UP_SECONDS = 86_400.0
 """A message Telegram has not taken for a day (the person blocked the bot, the chat is
 gone) is marked ``failed`` instead of being tried forever."""
@@ -58,6 +64,9 @@ class OutboxSender:
         self._status = status
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
+        self._own: dict[int, float] = {}
+        """Cluster mode: rows this node failed to send young, with when they were put."""
+        self._own_wake = asyncio.Event()
 
     def wake(self) -> None:
         """Sweep now (a message was put in the outbox by someone who does not send it)."""
@@ -76,6 +85,25 @@ class OutboxSender:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(SWEEP_SECONDS):
                     await self._wake.wait()
+
+    async def retry_own(self) -> None:
+        """Cluster mode, on every node, until cancelled: try again the rows this node
+        failed to send while the sweep leaves them to it (younger than half the settle
+        time); older ones are the sweeping node's."""
+        delay = OWN_RETRY_FIRST_SECONDS
+        while True:
+            if not self._own:
+                self._own_wake.clear()
+                await self._own_wake.wait()
+                delay = OWN_RETRY_FIRST_SECONDS
+            await asyncio.sleep(delay)
+            for item_id, created_at in list(self._own.items()):
+                del self._own[item_id]
+                if self._clock() - created_at < self._settle / 2:
+                    item = await self.outbox.get(item_id)
+                    if item is not None:
+                        await self.flush(item)  # failing again: tracked again
+            delay = min(delay * 2, SWEEP_SECONDS)
 
     async def flush(self, item: OutboxItem) -> tuple[int, ...]:
         """Send ``item`` from where it got; the ids of its messages (none when it is still
@@ -110,6 +138,9 @@ class OutboxSender:
                     logger.error("telegram: message {} given up: {}", fresh.ref, exc)
                     return ()
                 await self.outbox.failed_attempt(fresh.id, str(exc))
+                if self._clock() - fresh.created_at < self._settle / 2:
+                    self._own[fresh.id] = fresh.created_at
+                    self._own_wake.set()
                 self._status.errors += 1
                 self._status.last_error = str(exc)
                 logger.warning("telegram: message {} not sent yet: {}", fresh.ref, exc)

@@ -76,9 +76,12 @@ def _item(row: Any) -> OutboxItem:
 class UpdateLog:
     """``telegram_updates``: which updates were received and how far each got."""
 
-    def __init__(self, db: Database, clock: Callable[[], float]) -> None:
+    def __init__(self, db: Database, clock: Callable[[], float], node: str | None = None) -> None:
+        """``node``: the cluster node this log records as handling what it claims (None:
+        a single node)."""
         self.db = db
         self._clock = clock
+        self.node = node
 
     async def claim(
         self, update_id: int, payload: dict[str, Any], chat_id: int | None, message_id: int | None
@@ -98,6 +101,7 @@ class UpdateLog:
                     message_id=message_id,
                     received_at=now,
                     updated_at=now,
+                    node=self.node,
                 )
                 .on_conflict_do_nothing(index_elements=["update_id"])
             )
@@ -120,18 +124,52 @@ class UpdateLog:
 
         await self.db.write(work)
 
-    async def unfinished(self) -> list[StoredUpdate]:
-        """Updates received but not ``done``, oldest first (what a restart takes up)."""
+    async def unfinished(self, *, mine: bool = False) -> list[StoredUpdate]:
+        """Updates received but not ``done``, oldest first (what a restart takes up);
+        ``mine``: only those this log's node handles."""
 
         def work(unit: Unit) -> list[StoredUpdate]:
-            rows = unit.execute(
-                sa.select(telegram_updates)
-                .where(telegram_updates.c.state != "done")
-                .order_by(telegram_updates.c.update_id)
-            )
+            query = sa.select(telegram_updates).where(telegram_updates.c.state != "done")
+            if mine:
+                query = query.where(telegram_updates.c.node.is_not_distinct_from(self.node))
+            rows = unit.execute(query.order_by(telegram_updates.c.update_id))
             return [StoredUpdate(r.update_id, r.state, r.payload, r.session_id) for r in rows]
 
         return await self.db.read(work)
+
+    async def handlers(self) -> set[str | None]:
+        """The nodes handling unfinished updates (None: updates no node recorded)."""
+
+        def work(unit: Unit) -> set[str | None]:
+            query = sa.select(telegram_updates.c.node).where(telegram_updates.c.state != "done")
+            return {r[0] for r in unit.execute(query.distinct())}
+
+        return await self.db.read(work)
+
+    async def adopt(self, node: str | None) -> list[StoredUpdate]:
+        """Make this log's node the handler of ``node``'s unfinished updates (it is gone);
+        returns them, oldest first."""
+        now = self._clock()
+
+        def work(unit: Unit) -> list[StoredUpdate]:
+            rows = unit.execute(
+                sa.update(telegram_updates)
+                .where(
+                    telegram_updates.c.state != "done",
+                    telegram_updates.c.node.is_not_distinct_from(node),
+                )
+                .values(node=self.node, updated_at=now)
+                .returning(
+                    telegram_updates.c.update_id,
+                    telegram_updates.c.state,
+                    telegram_updates.c.payload,
+                    telegram_updates.c.session_id,
+                )
+            )
+            adopted = [StoredUpdate(r[0], r[1], r[2], r[3]) for r in rows]
+            return sorted(adopted, key=lambda u: u.update_id)
+
+        return await self.db.write(work)
 
     async def next_offset(self) -> int | None:
         """The ``getUpdates`` offset confirming every stored update (None: none stored)."""
