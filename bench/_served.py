@@ -112,6 +112,9 @@ base_url = "{url}"
 model = "fake-model"
 api_key = {{ env = "BENCH_FAKE_KEY" }}
 
+[gateway]
+heap_trim_seconds = {heap_trim}
+
 [gateway.rate_limit]
 per_ip = "1000000/minute"
 per_loopback = "1000000/minute"
@@ -237,14 +240,16 @@ def compile_once() -> None:
 
 
 @contextmanager
-def served_gateway(upstream_url: str, lane_idle: float = LANE_IDLE_SECONDS) -> Generator[Served]:
+def served_gateway(
+    upstream_url: str, lane_idle: float = LANE_IDLE_SECONDS, heap_trim: float = 60.0
+) -> Generator[Served]:
     """``beamclaw serve`` on a free port, its only provider the fake upstream, in a
     throwaway ``BEAMCLAW_HOME``, idle lanes evicted after ``lane_idle`` seconds;
     stopped (SIGTERM) at the end of the block."""
     compile_once()
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
-        config = CONFIG.format(url=upstream_url, lane_idle=lane_idle)
+        config = CONFIG.format(url=upstream_url, lane_idle=lane_idle, heap_trim=heap_trim)
         (home / "beamclaw.toml").write_text(config)
         port = free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("BEAMCLAW_")}

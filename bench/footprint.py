@@ -9,10 +9,12 @@ and live asyncio tasks (``/metrics``) are read:
 * ``rss_mb_per_1k_sessions``: RSS added by 1,000 sessions of one turn each (10 clients),
   after ``WARM_UP`` sessions, once their background work has finished; median over ``ROUNDS`` batches (each a new
   1,000, so the later ones show whether growth continues), ``_rounds`` the spread;
-* ``rss_mb_per_1k_idle_sessions``: the same (after its own warm-up) on a second gateway whose lanes leave memory
-  after ``IDLE_LANE_SECONDS`` (as every lane does after ``[core.maintenance]
-  lane_idle_seconds``, 300 s by default), measured once they have: what a session that
-  is over costs the process (its indexed transcript, caches), issue 18's goal;
+* ``rss_mb_per_1k_idle_sessions``: the same (after its own warm-up) on a second gateway
+  whose lanes leave memory after ``IDLE_LANE_SECONDS`` and whose heap is trimmed every
+  second (every lane does after ``[core.maintenance] lane_idle_seconds``, 300 s by
+  default, and the heap is trimmed every ``[gateway] heap_trim_seconds``, 60 s: the
+  same timeline, shortened), measured once both have happened: what a session that is
+  over costs the process (its indexed transcript, caches), issue 18's goal;
 * ``rss_mb_per_1k_websockets``: RSS added while 1,000 ``/ws`` connections are open and
   authenticated (idle), median over ``ROUNDS`` opens; ``fds_with_1k_websockets`` and
   ``tasks_with_1k_websockets`` at that moment;
@@ -130,7 +132,7 @@ def run() -> dict[str, Any]:
         with served_gateway(upstream, lane_idle=600) as gw:
             out = asyncio.run(_measure(gw))
             out["cold_start_to_ready_s"] = round(gw.ready_seconds, 2)
-        with served_gateway(upstream, lane_idle=IDLE_LANE_SECONDS) as gw:
+        with served_gateway(upstream, lane_idle=IDLE_LANE_SECONDS, heap_trim=1.0) as gw:
             out.update(asyncio.run(_idle_sessions(gw)))
     out.update(
         per=PER,

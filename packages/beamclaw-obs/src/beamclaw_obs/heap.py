@@ -5,12 +5,11 @@ objects, the C heap (``malloc``) for larger ones (dict tables, lists, byte strin
 512 bytes). glibc keeps freed C-heap memory for reuse and gives the system back only the
 top of its heap, so after a burst of frees (idle sessions leaving memory, a run of
 turns) the process's RSS stays at its high-water mark. ``malloc_trim(0)`` returns every
-whole free page. The gateway trims periodically (``beamclaw_gateway.heap_trim``) and the
-core after lanes leave memory.
+whole free page. The gateway trims periodically (``beamclaw_gateway.heap_trim``).
 
 Invariants: nothing here raises; where the C library has no ``malloc_trim`` (musl,
-macOS) :func:`malloc_trim` is None and :func:`release_free_memory` does nothing. A trim
-takes the allocator's locks for a few milliseconds: async callers run it on a thread.
+macOS) :func:`malloc_trim` is None. A trim holds the allocator's locks for 10-40 ms on a
+fragmented heap of 150 MB: async callers run it on a thread, and rarely.
 """
 
 from __future__ import annotations
@@ -37,12 +36,3 @@ def malloc_trim() -> Callable[[], int] | None:
             trim = lambda: int(native(0))  # noqa: E731
         _found.append(trim)
     return _found[0]
-
-
-def release_free_memory() -> bool:
-    """Return the C heap's free pages to the system; False where that is not possible."""
-    trim = malloc_trim()
-    if trim is None:
-        return False
-    trim()
-    return True

@@ -6,8 +6,10 @@ Every ``check_interval_seconds``:
   ``compaction_target_pct`` of the window are compacted once per idle period; at the
   local ``nightly_hour`` every session active in this process is. A session whose lane
   was evicted meanwhile stays owed its idle check (its lane is rebuilt for it).
-* lanes idle for ``lane_idle_seconds`` leave memory (``Core`` decides which may), and
-  the C heap's pages they freed go back to the system (``release_memory``).
+* lanes idle for ``lane_idle_seconds`` leave memory (``Core`` decides which may). The
+  C heap pages they free go back to the system with the gateway's periodic trim, not
+  here: a trim holds the allocator's lock for 10-40 ms, and a pass evicts often under
+  load (trimming after each stalled streams in ``bench streams``).
 * every ``session_cleanup_interval_seconds``, only when ``[core] history_retention_days``
   is set: sessions last active longer ago than that are deleted with their history.
   Nothing else is ever deleted here: the session TTL only ends a session's *context*,
@@ -30,7 +32,6 @@ from beamclaw_core.providers import estimate_message_tokens
 from beamclaw_core.sessions.compacting import compact_lane
 from beamclaw_core.sessions.lane import SessionLane
 from beamclaw_core.sessions.runtime import Runtime
-from beamclaw_obs.heap import release_free_memory
 
 DAY_SECONDS = 86400
 
@@ -50,11 +51,8 @@ class Maintenance:
         *,
         delete_inactive: Callable[[float], Awaitable[list[str]]],
         evict_idle: Callable[[float], Awaitable[list[str]]],
-        release_memory: Callable[[], object] = release_free_memory,
     ) -> None:
         self.rt = runtime
-        self._release_memory = release_memory
-        """Called after a pass that evicted lanes: their freed memory leaves the process."""
         self._lanes = lanes
         self._lane_by_id = lane_by_id
         self._delete_inactive = delete_inactive
@@ -98,8 +96,7 @@ class Maintenance:
                 nightly = True
         if cfg.idle_compaction_minutes is not None or cfg.nightly_hour is not None:
             await self._compaction(now, nightly, cfg.idle_compaction_minutes)
-        if await self._evict_idle(cfg.lane_idle_seconds):
-            await asyncio.to_thread(self._release_memory)
+        await self._evict_idle(cfg.lane_idle_seconds)
 
     async def _retention(self, now: float) -> None:
         days = self.rt.settings.history_retention_days
