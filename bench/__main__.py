@@ -5,8 +5,10 @@ measurements. Benchmarks report ratios against a baseline measured in the same r
 medians over several rounds, and peak memory; they never assert (tests do that).
 
 Usage: ``python -m bench [--merge] [--doc PATH] [AREA ...]`` — results also go to
-``bench/results/latest.json`` (with ``--merge``, into it: the areas of this run replace
-theirs, the others are kept, as ``make bench-peers`` adds ``peers`` to a full run); with
+``bench/results/latest.json``: a full run (no ``AREA``) replaces it; a run of named areas
+(or any run with ``--merge``) goes into it, its areas replacing theirs and the others
+kept, so re-measuring one area (``python -m bench streams``) never drops the rest and
+``make bench-peers`` adds ``peers`` to a full run; with
 ``--doc`` they are also rendered as Markdown (goals first, see :mod:`bench._report`) to
 ``PATH`` (``make bench`` writes ``docs/benchmarks.md``), with PNG plots
 (:mod:`bench._plots`) in ``bench/`` beside it.
@@ -71,6 +73,7 @@ def main(argv: list[str]) -> int:
             return 2
         doc, argv = Path(argv[1]), argv[2:]
     areas = argv or discover()
+    merge = merge or bool(argv)
     out = HERE / "results"
     results: dict[str, Any] = {}
     if merge and (out / "latest.json").exists():

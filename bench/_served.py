@@ -57,6 +57,8 @@ asyncio.run(main())
 its first event after ``answer`` seconds, or, when the last message says
 ``bench-stream``, ``tokens`` word tokens ``gap`` seconds apart."""
 
+HEAP_TRIM_SECONDS = 60.0
+"""``[gateway] heap_trim_seconds`` of a served gateway (the default)."""
 LANE_IDLE_SECONDS = 3
 """Idle session lanes leave memory after this (the default is 300 s): a census taken
 ``LANE_IDLE_SECONDS`` + 2 s after a load sees what the load left beyond idle lanes."""
@@ -241,7 +243,7 @@ def compile_once() -> None:
 
 @contextmanager
 def served_gateway(
-    upstream_url: str, lane_idle: float = LANE_IDLE_SECONDS, heap_trim: float = 60.0
+    upstream_url: str, lane_idle: float = LANE_IDLE_SECONDS, heap_trim: float = HEAP_TRIM_SECONDS
 ) -> Generator[Served]:
     """``beamclaw serve`` on a free port, its only provider the fake upstream, in a
     throwaway ``BEAMCLAW_HOME``, idle lanes evicted after ``lane_idle`` seconds;

@@ -36,6 +36,7 @@ from bench._drive import QUICK, Batch, batch, client, fresh_session
 from bench._served import (
     BIN,
     CONFIG,
+    HEAP_TRIM_SECONDS,
     LANE_IDLE_SECONDS,
     compile_once,
     fake_upstream,
@@ -108,7 +109,9 @@ def cluster_nodes(upstream: str, database_url: str, count: int) -> Generator[lis
             for i in range(count):
                 home = Path(tmp) / f"n{i + 1}"
                 home.mkdir()
-                config = CONFIG.format(url=upstream, lane_idle=LANE_IDLE_SECONDS) + (
+                config = CONFIG.format(
+                    url=upstream, lane_idle=LANE_IDLE_SECONDS, heap_trim=HEAP_TRIM_SECONDS
+                ) + (
                     CLUSTER.format(
                         database_url=database_url,
                         node_id=f"n{i + 1}",
