@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
+import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -204,8 +205,9 @@ async def test_a_turns_auto_context_ends_with_the_turn(make_core: Callable[..., 
     """Idle sessions keep no auto-context in memory: of more sessions' turns than the
     request fold remembers, only the fold's runs (and the memo's last list) keep one."""
     memory = _memory()
+    pet = f"Pixel{uuid.uuid4().hex}"  # only this test's messages hold it (others' may live)
     await memory.store(
-        "default", "pet", "Ann's cat is called Pixel.", MemoryCategory.CORE, source="test"
+        "default", "pet", f"Ann's cat is called {pet}.", MemoryCategory.CORE, source="test"
     )
     sessions = request_fold.KEEP + 8
     provider = ScriptedProvider([Reply("Pixel!") for _ in range(sessions)])
@@ -221,7 +223,11 @@ async def test_a_turns_auto_context_ends_with_the_turn(make_core: Callable[..., 
     assert len(memory.searches) == sessions
     provider.calls.clear()  # the double's record of the requests
     gc.collect()
-    alive = [o for o in gc.get_objects() if isinstance(o, Message) and AUTO_CONTEXT_LABEL in o.text]
+    alive = [
+        o
+        for o in gc.get_objects()
+        if isinstance(o, Message) and AUTO_CONTEXT_LABEL in o.text and pet in o.text
+    ]
     assert len(alive) <= request_fold.KEEP + 1, "idle sessions hold their turns' auto-context"
 
 
