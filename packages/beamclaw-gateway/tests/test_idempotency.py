@@ -20,6 +20,7 @@ from alembic.operations import Operations
 
 from beamclaw_core import Message, Usage
 from beamclaw_core.api import Core
+from beamclaw_core.committed import committed_turn
 from beamclaw_core.sessions import SessionAddress
 from beamclaw_core.testing import CallTool, Reply, ScriptedProvider
 from beamclaw_gateway.idempotency import (
@@ -32,7 +33,6 @@ from beamclaw_gateway.idempotency import (
     turn_ref,
 )
 from beamclaw_gateway.migrations.versions import gateway_0001_idempotency_a2a as gateway_0001
-from beamclaw_gateway.settle import committed_turn
 from beamclaw_gateway.tables import idempotency
 from beamclaw_gateway.testing import quiet_config
 from beamclaw_memory import Database, Unit

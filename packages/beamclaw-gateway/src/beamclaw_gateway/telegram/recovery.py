@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from beamclaw_core.api import Core
+from beamclaw_core.committed import committed_turn
 from beamclaw_core.sessions import UnknownSessionError
-from beamclaw_gateway.settle import awaits_answer, committed_turn
+from beamclaw_gateway.settle import awaits_answer
 
 
 @dataclass(frozen=True, slots=True)
