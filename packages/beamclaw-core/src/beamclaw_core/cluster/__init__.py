@@ -15,7 +15,7 @@ from beamclaw_obs.lazy import lazy_exports
 if TYPE_CHECKING:
     from beamclaw_core.cluster.commands import Command, CommandKind, command_from_dict
     from beamclaw_core.cluster.duty import hold_duty
-    from beamclaw_core.cluster.errors import ClusterError, CommandDecodeError, NotOwnerError
+    from beamclaw_core.cluster.errors import ClusterError, CommandDecodeError
     from beamclaw_core.cluster.lease import Claim, claim_after, renew_interval, sweep_interval
     from beamclaw_core.cluster.local import LocalLink
     from beamclaw_core.cluster.ports import ClusterLink, LinkInbox
@@ -28,7 +28,6 @@ else:
             "beamclaw_core.cluster.errors": (
                 "ClusterError",
                 "CommandDecodeError",
-                "NotOwnerError",
             ),
             "beamclaw_core.cluster.lease": (
                 "Claim",
@@ -50,7 +49,6 @@ __all__ = [
     "CommandKind",
     "LinkInbox",
     "LocalLink",
-    "NotOwnerError",
     "claim_after",
     "command_from_dict",
     "hold_duty",
