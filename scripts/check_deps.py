@@ -28,12 +28,26 @@ DEPTRY = Path(sys.executable).parent / "deptry"
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
+def parse_python(path: Path) -> ast.Module:
+    """``path``'s syntax tree. CPython 3.11 keeps the AST constructor's recursion depth
+    per interpreter, so a parse racing another thread's (a traceback formatted in a
+    test's server thread parses its source line) can fail with a spurious
+    ``SystemError`` (python/cpython#106905): it is parsed again."""
+    source = path.read_text(encoding="utf-8")
+    for _attempt in range(4):
+        try:
+            return ast.parse(source, filename=str(path))
+        except SystemError:
+            continue
+    return ast.parse(source, filename=str(path))
+
+
 def imported_siblings(package_dir: Path) -> set[str]:
     """The ``beamclaw-*`` distributions the package's sources import, itself excluded."""
     own = package_dir.name
     found: set[str] = set()
     for path in sorted((package_dir / "src").rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = parse_python(path)
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 modules = [alias.name for alias in node.names]

@@ -205,12 +205,11 @@ def _lazy_maps() -> list[tuple[Path, set[str], set[str]]]:
 
     found: list[tuple[Path, set[str], set[str]]] = []
     for init in sorted(ROOT.glob("packages/*/src/*/**/__init__.py")):
-        source = init.read_text()
-        if "lazy_exports(" not in source:
+        if "lazy_exports(" not in init.read_text():
             continue
         typed: set[str] = set()
         mapped: set[str] = set()
-        for node in ast.parse(source).body:
+        for node in _check_deps().parse_python(init).body:
             if not (isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"):
                 continue
             for stmt in node.body:

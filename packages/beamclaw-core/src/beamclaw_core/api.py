@@ -108,7 +108,6 @@ class Core:
                 loaded=self._lanes.get,
                 loaded_ids=lambda: list(self._lanes),
                 load=self._load_by_id,
-                unload=self._unload,
                 refresh=self._refresh,
                 run=self._ensure_running,
             ),
@@ -606,14 +605,6 @@ class Core:
             return lane
         record = await self._rt.store.get(session_id)
         return None if record is None else self._load(record)
-
-    async def _unload(self, lane: SessionLane) -> None:
-        """A lane this node does not own leaves memory, no session end (``_lock`` held)."""
-        self._lanes.pop(lane.id, None)
-        await self._stop_worker(lane.id)
-        lane.close()
-        self._usage.forget(lane.id)
-        self._rt.store.forget(lane.id)
 
     async def _refresh(self, lane: SessionLane) -> None:
         """Another node wrote ``lane``'s session: its worker stops, it re-reads the store."""

@@ -60,8 +60,6 @@ class LaneHost:
     loaded_ids: Callable[[], Collection[str]]
     load: Callable[[str], Awaitable[SessionLane | None]]
     """The lane from the store into the map (the caller holds :attr:`lock`)."""
-    unload: Callable[[SessionLane], Awaitable[None]]
-    """The lane leaves the map and stops, no session end (the caller holds the lock)."""
     refresh: Callable[[SessionLane], Awaitable[None]]
     """Another node wrote the session: stop the lane's worker (its handles and
     subscribers stay) and make it read its state and view again before it works."""
@@ -225,14 +223,20 @@ class ClusterNode:
             lane = host.loaded(session_id)
             fresh = lane is None
             if lane is None:
+                # claimed before loaded: a lane this node cannot own never enters the
+                # map, where a request could take it up just before it left again
+                if await self.leases.claim(session_id) is None:
+                    return False
                 lane = await host.load(session_id)
                 if lane is None:
+                    await self.leases.release(session_id)
                     return False
-            stale = await self.own(lane)
-            if stale is None:
-                if fresh:
-                    await host.unload(lane)
-                return False
+                lane.publisher.journal.advance(await self._relayed_seq(session_id))
+                stale = True  # read from the store just now
+            else:
+                stale = await self.own(lane)
+                if stale is None:
+                    return False
             if fresh or stale or lane.idle():
                 await lane.restore_queue()
             lane.recover_as_restart = restart
