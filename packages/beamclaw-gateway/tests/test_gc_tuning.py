@@ -6,7 +6,7 @@ import gc
 from pathlib import Path
 
 from beamclaw_gateway import GatewayRuntime
-from beamclaw_gateway.gc_tuning import GcTuning
+from beamclaw_gateway.gc_tuning import GcTuning, pause_for_startup
 
 from .conftest import gateway_config
 
@@ -25,6 +25,19 @@ def test_apply_then_undo_leaves_the_collector_as_it_was() -> None:
     assert gc.get_freeze_count() == 0
     tuning.undo()  # idempotent
     assert gc.get_threshold() == before
+
+
+def test_a_start_up_paused_collector_runs_once_tuned_and_is_paused_again_after() -> None:
+    pause_for_startup()
+    try:
+        assert not gc.isenabled()
+        tuning = GcTuning(threshold=0, freeze=False)
+        tuning.apply()
+        assert gc.isenabled()  # the gateway runs with the collector on
+        tuning.undo()
+        assert not gc.isenabled()  # as the first tuning found it
+    finally:
+        gc.enable()
 
 
 def test_zero_and_false_keep_the_interpreters_settings() -> None:

@@ -13,7 +13,10 @@ of them the modules, schemas and app built at start-up, which never become garba
 * ``gc.freeze()`` once start-up is done (``[gateway] gc_freeze``): what is alive then
   moves to the permanent generation, which no pass walks. Only the young and middle
   generations are collected first: a full pass there costs 0.1-0.2 s of start-up and
-  finds nothing (what reached the old generation during imports is alive).
+  finds nothing (what reached the old generation during imports is alive);
+* the collector is on once a tuning is applied: ``beamclaw serve`` turns it off while it
+  imports and starts (:func:`pause_for_startup`): some 260 passes over the growing
+  imported world cost ≈ 0.18 s, a tenth of the start-up, to free next to nothing.
 
 :meth:`GcTuning.undo` of the last tuning still applied restores the thresholds the first
 one found and unfreezes, so a process that runs several gateways (a test run) keeps
@@ -24,7 +27,13 @@ from __future__ import annotations
 
 import gc
 
-__all__ = ["GcTuning"]
+__all__ = ["GcTuning", "pause_for_startup"]
+
+
+def pause_for_startup() -> None:
+    """Turn the collector off until a :class:`GcTuning` is applied (the start-up's
+    objects live as long as the process; reference counting still frees the rest)."""
+    gc.disable()
 
 
 class GcTuning:
@@ -45,7 +54,9 @@ class GcTuning:
             return
         if not _ACTIVE:
             _SAVED[:] = [gc.get_threshold()]
+            _WAS_ENABLED[:] = [gc.isenabled()]
         _ACTIVE.append(self)
+        gc.enable()
         if self.threshold:
             _young, middle, old = gc.get_threshold()
             gc.set_threshold(self.threshold, middle, old)
@@ -64,9 +75,13 @@ class GcTuning:
         if not _ACTIVE:
             gc.set_threshold(*_SAVED.pop())
             gc.unfreeze()
+            if not _WAS_ENABLED.pop():
+                gc.disable()
 
 
 _ACTIVE: list[GcTuning] = []
 """Tunings applied and not undone, in order."""
 _SAVED: list[tuple[int, int, int]] = []
 """The interpreter's thresholds found by the first tuning applied."""
+_WAS_ENABLED: list[bool] = []
+"""Whether the collector was on when the first tuning was applied."""

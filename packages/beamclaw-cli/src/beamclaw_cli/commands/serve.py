@@ -23,6 +23,9 @@ def register(app: typer.Typer) -> None:
         port: int | None = typer.Option(None, "--port", help="Override the port."),
     ) -> None:
         """Run the gateway in the foreground (Ctrl-C stops it cleanly)."""
+        from beamclaw_gateway.gc_tuning import pause_for_startup
+
+        pause_for_startup()  # on again once the runtime has started
         from beamclaw_cli.daemon import home_lock
         from beamclaw_gateway import load_config, serve
         from beamclaw_obs import beamclaw_home, ensure_home
