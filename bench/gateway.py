@@ -38,6 +38,11 @@ after turn sees them. Reported, each the median over ``ROUNDS`` rounds:
 * ``added_cpu_per_turn_ms``: CPU time of this process per gateway turn (background work
   the turn leaves behind included) minus per direct request: what a turn costs the
   machine, steadier than wall-clock latency when other work shares the cores;
+* ``framework_floor_added_p50_ms``: a FastAPI app on uvicorn that only validates the
+  request into the gateway's model, makes the one upstream call and answers it
+  (:mod:`bench.floor`), minus the direct call, in alternating blocks: the least this
+  stack adds; ``added_beyond_floor_p50_ms`` is the headline minus it (BeamClaw's own
+  work: session, store, prompt, memory, loop);
 * ``core_in_process_p50_ms``: the same fresh-session turn through ``Core.send`` in the
   gateway's process, so ``http_layer_p50_ms = gateway - core`` is the HTTP layer's share;
 * added time to first streamed content token (p50), turns/s at 1 and 50 concurrent
@@ -62,6 +67,7 @@ import aiohttp
 import orjson
 
 from bench.common import fake_upstream_process, max_rss_mb, percentile
+from bench.floor import served_floor
 
 if TYPE_CHECKING:
     from beamclaw_core.api import Core
@@ -175,6 +181,19 @@ async def _paired(
     return direct, via, direct_cpu / len(direct), via_cpu / len(via)
 
 
+async def _paired_floor(
+    client: aiohttp.ClientSession, direct_url: str, floor_url: str
+) -> tuple[list[float], list[float]]:
+    """Direct requests and requests through the framework floor (:mod:`bench.floor`), in
+    alternating blocks of ``BLOCK``."""
+    direct: list[float] = []
+    floor: list[float] = []
+    for _ in range(LATENCY_REQUESTS // BLOCK):
+        direct.extend([await _post(client, direct_url, BODY, None) for _ in range(BLOCK)])
+        floor.extend([await _post(client, floor_url, GW_BODY, None) for _ in range(BLOCK)])
+    return direct, floor
+
+
 async def _request_sizes(
     client: aiohttp.ClientSession, direct_url: str, agent_body: dict[str, Any]
 ) -> tuple[list[float], list[float]]:
@@ -273,7 +292,11 @@ async def _measure(fake_url: str, last_request: Callable[[], bytes]) -> dict[str
     def pct(values: list[float], p: float) -> float:
         return percentile(values, p) * 1000
 
-    async with live_gateway(None, config) as gw, _client() as client:
+    async with (
+        live_gateway(None, config) as gw,
+        _client() as client,
+        served_floor(fake_url) as floor_url,
+    ):
         gw_url = f"{gw.base_url}/v1/chat/completions"
         core = gw.runtime.core
         address = SessionAddress("api:bench", "default", "api")
@@ -289,6 +312,9 @@ async def _measure(fake_url: str, last_request: Callable[[], bytes]) -> dict[str
             add("gateway_p99_ms", pct(via, 99))
             add("round_added_p50_ms", pct(via, 50) - pct(direct, 50))
             await _settle(core)
+            direct, floor = await _paired_floor(client, direct_url, floor_url)
+            add("floor_direct_p50_ms", pct(direct, 50))
+            add("floor_p50_ms", pct(floor, 50))
             minimal, agent = await _request_sizes(client, direct_url, agent_body)
             add("direct_agent_request_p50_ms", pct(agent, 50))
             add("agent_request_extra_p50_ms", pct(agent, 50) - pct(minimal, 50))
@@ -340,10 +366,14 @@ async def _measure(fake_url: str, last_request: Callable[[], bytes]) -> dict[str
         after = tracemalloc.get_traced_memory()[0]
         tracemalloc.stop()
         sessions = len(await core.list_sessions())
-    out = {k: round(statistics.median(v), 3) for k, v in rounds.items()}
+    out: dict[str, Any] = {k: round(statistics.median(v), 3) for k, v in rounds.items()}
     out["added_p50_ms"] = round(out["gateway_p50_ms"] - out["direct_p50_ms"], 3)
     out["added_p99_ms"] = round(out["gateway_p99_ms"] - out["direct_p99_ms"], 3)
     out["gateway_vs_direct_p50"] = round(out["gateway_p50_ms"] / out["direct_p50_ms"], 2)
+    out["framework_floor_added_p50_ms"] = round(out["floor_p50_ms"] - out["floor_direct_p50_ms"], 3)
+    out["added_beyond_floor_p50_ms"] = round(
+        out["added_p50_ms"] - out["framework_floor_added_p50_ms"], 3
+    )
     out["added_beyond_agent_request_p50_ms"] = round(
         out["added_p50_ms"] - out["agent_request_extra_p50_ms"], 3
     )
