@@ -52,7 +52,7 @@ async def test_sqlite_is_wal_and_migrates_idempotently(tmp_path: Path) -> None:
         await db.check()
         heads = await db.migrate()
         assert set(heads) == expected_heads()
-        assert "memory_0003" in heads
+        assert "memory_0004" in heads
         assert await db.migrate() == heads  # second run is a no-op
         tables = await _tables(db)
         assert {"memory_entries", "embedding_cache", "memory_sources", "alembic_version"} <= tables

@@ -2,8 +2,10 @@
 
 ``memory_entries`` holds every searchable unit of an agent's memory: facts stored through
 ``store`` and the chunks of indexed workspace files and transcripts. ``changed_at`` moves
-forward on every write to a row (value or embedding); together with the row count it is
-the cheap signature a process compares to know its in-memory index is current.
+forward on every write to a row (value or embedding). ``memory_generations`` counts each
+agent's writes and deletes (bumped in the transaction that changes its rows): the
+signature a process reads by primary key before every search to know whether its
+in-memory index is current, at a cost that does not grow with the rows (no row: both 0).
 ``line_start``/``line_end`` locate a file chunk in its file (NULL for other rows).
 """
 
@@ -51,4 +53,12 @@ memory_sources = sa.Table(
     sa.Column("size", sa.BigInteger, nullable=False),
     sa.Column("mtime_ns", sa.BigInteger, nullable=False),
     sa.Column("indexed_at", sa.Float, nullable=False),
+)
+
+memory_generations = sa.Table(
+    "memory_generations",
+    metadata,
+    sa.Column("agent_id", sa.String(128), primary_key=True),
+    sa.Column("writes", sa.BigInteger, nullable=False),
+    sa.Column("deletes", sa.BigInteger, nullable=False),
 )

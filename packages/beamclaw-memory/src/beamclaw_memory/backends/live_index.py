@@ -5,11 +5,12 @@ Invariants:
 * Every write and delete goes through :class:`LiveIndexes`: the rows change in the store
   and, under the agent's lock, in its index (when one is built), and the index's
   signature is cleared so the next :meth:`~LiveIndexes.synced` checks the store again.
-* :meth:`~LiveIndexes.synced` reconciles the index with the store first — a signature
-  query, and when it differs, the versions of the rows changed since the newest one the
-  index holds (less :data:`CLOCK_MARGIN`, for another process's clock and commit delay),
-  so a sync costs what changed, not what is stored. A full per-key version diff runs
-  when the counts still disagree after that (a row deleted elsewhere), on the first
+* :meth:`~LiveIndexes.synced` reconciles the index with the store first — the agent's
+  signature (its write and delete counters, one primary-key read), and when it differs,
+  the versions of the rows changed since the newest one the index holds (less
+  :data:`CLOCK_MARGIN`, for another process's clock and commit delay), so a sync costs
+  what changed, not what is stored. A full per-key version diff runs when the delete
+  counter moved since the last sync (a row deleted, here or elsewhere), on the first
   sync, and at most every :data:`FULL_SYNC_SECONDS` otherwise: rows written by another
   process on the same database are found, however late their commit.
 * An agent's index is built by its first :meth:`~LiveIndexes.synced` (the first search),
@@ -60,6 +61,8 @@ class LiveIndexes:
         """``clock()`` (monotonic) of each agent's last full version diff."""
         self._newest: dict[str, float] = {}
         """The newest ``changed_at`` each agent's index has applied."""
+        self._deletes: dict[str, int] = {}
+        """Each agent's delete counter at its last sync."""
 
     def _lock(self, agent_id: str) -> asyncio.Lock:
         lock = self._locks.get(agent_id)
@@ -79,15 +82,15 @@ class LiveIndexes:
             signature = await self.rows.signature(agent_id)
             if signature != index.signature:
                 full_at = self._full_at.get(agent_id)
-                if full_at is None or self._clock() - full_at > FULL_SYNC_SECONDS:
+                deleted = self._deletes.get(agent_id) != signature[1]
+                if full_at is None or deleted or self._clock() - full_at > FULL_SYNC_SECONDS:
                     await self._full_sync(agent_id, index)
                 else:
                     newest = self._newest.get(agent_id, 0.0)
                     versions = await self.rows.versions(agent_id, after=newest - CLOCK_MARGIN)
                     await self._apply_changed(agent_id, index, versions)
-                    if len(index.versions) != signature[0]:  # a row went elsewhere
-                        await self._full_sync(agent_id, index)
                 index.signature = signature
+                self._deletes[agent_id] = signature[1]
             return index
 
     async def _full_sync(self, agent_id: str, index: AgentIndex) -> None:

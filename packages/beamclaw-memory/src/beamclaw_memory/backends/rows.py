@@ -2,8 +2,10 @@
 
 A row is one searchable unit of an agent's memory (a stored fact or a chunk of an indexed
 file or transcript). Keys starting with ``@`` belong to the indexer. Every write sets the
-row's ``changed_at`` to a value greater than any the store has handed out before, so
-``signature`` (row count, max ``changed_at``) changes on every insert, update or delete.
+row's ``changed_at`` to a value greater than any the store has handed out before, and
+``signature`` (the agent's count of writes, count of deletes) changes with every insert,
+update or delete, whichever process made it; reading it costs the same however many rows
+are stored.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from beamclaw_memory.service import MemoryCategory
 if TYPE_CHECKING:
     import numpy as np
 
-Signature = tuple[int, float]
+Signature = tuple[int, int]
+"""``(writes, deletes)`` of one agent's rows: monotonic counters, ``(0, 0)`` before any."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +72,9 @@ class RowStore(Protocol):
         """Attach ``(key, vector, model)`` to existing rows; returns new ``changed_at``s."""
         ...
 
-    async def signature(self, agent_id: str) -> Signature: ...
+    async def signature(self, agent_id: str) -> Signature:
+        """The agent's :data:`Signature` (one read, whatever is stored)."""
+        ...
 
     async def versions(self, agent_id: str, after: float | None = None) -> dict[str, float]:
         """``key -> changed_at`` of every row of the agent (only of the rows changed after
@@ -123,6 +128,11 @@ class InMemoryRowStore:
         self._rows: dict[str, dict[str, MemoryRow]] = {}
         self._sources: dict[str, dict[str, SourceState]] = {}
         self._clock = clock or ChangeClock()
+        self._counts: dict[str, Signature] = {}
+
+    def _bump(self, agent_id: str, *, writes: int = 0, deletes: int = 0) -> None:
+        done, gone = self._counts.get(agent_id, (0, 0))
+        self._counts[agent_id] = (done + writes, gone + deletes)
 
     def _agent(self, agent_id: str) -> dict[str, MemoryRow]:
         return self._rows.setdefault(agent_id, {})
@@ -133,6 +143,8 @@ class InMemoryRowStore:
         for row in rows:
             table[row.key] = replace(row, changed_at=self._clock.next())
             changed[row.key] = table[row.key].changed_at
+        if changed:
+            self._bump(agent_id, writes=1)
         return changed
 
     async def get(self, agent_id: str, key: str) -> MemoryRow | None:
@@ -144,7 +156,10 @@ class InMemoryRowStore:
 
     async def delete(self, agent_id: str, keys: Sequence[str]) -> int:
         table = self._agent(agent_id)
-        return sum(1 for k in keys if table.pop(k, None) is not None)
+        removed = sum(1 for k in keys if table.pop(k, None) is not None)
+        if removed:
+            self._bump(agent_id, deletes=1)
+        return removed
 
     async def set_embeddings(
         self, agent_id: str, items: Sequence[tuple[str, np.ndarray, str]]
@@ -158,11 +173,12 @@ class InMemoryRowStore:
                     row, embedding=vector, embedding_model=model, changed_at=self._clock.next()
                 )
                 changed[key] = table[key].changed_at
+        if changed:
+            self._bump(agent_id, writes=1)
         return changed
 
     async def signature(self, agent_id: str) -> Signature:
-        table = self._agent(agent_id)
-        return len(table), max((r.changed_at for r in table.values()), default=0.0)
+        return self._counts.get(agent_id, (0, 0))
 
     async def versions(self, agent_id: str, after: float | None = None) -> dict[str, float]:
         return {
@@ -202,8 +218,11 @@ class InMemoryRowStore:
     async def delete_source(self, agent_id: str, source: str) -> None:
         self._sources.get(agent_id, {}).pop(source, None)
         table = self._agent(agent_id)
-        for key in [k for k, r in table.items() if r.source == source and k.startswith("@")]:
+        owned = [k for k, r in table.items() if r.source == source and k.startswith("@")]
+        for key in owned:
             del table[key]
+        if owned:
+            self._bump(agent_id, deletes=1)
 
     async def aclose(self) -> None:
         return None

@@ -3,7 +3,8 @@
 Uses the process's shared :class:`~beamclaw_memory.Database`; the tables come from the
 ``memory`` migration branch. Embeddings are stored with their rows as little-endian
 float32 bytes plus the model name. Several processes may share one PostgreSQL database:
-each keeps its own search index and refreshes it from ``signature``/``versions``.
+each keeps its own search index and refreshes it from ``signature``/``versions``. Every
+write path bumps the agent's ``memory_generations`` counters in its own transaction.
 
 numpy (through :mod:`beamclaw_memory.search.vectors`) is imported by the first row
 that carries an embedding, read or written: rows without vectors never load it.
@@ -23,6 +24,7 @@ from beamclaw_memory.prepared import Prepared
 from beamclaw_memory.service import MemoryCategory
 from beamclaw_memory.storage import Database
 from beamclaw_memory.tables import memory_entries as t
+from beamclaw_memory.tables import memory_generations as g
 from beamclaw_memory.tables import memory_sources as s
 from beamclaw_memory.unit import Unit
 
@@ -30,10 +32,8 @@ if TYPE_CHECKING:
     import numpy as np
 
 _BATCH = 500
-_SIGNATURE = Prepared(  # before every search: inline, no thread hop
-    sa.select(sa.func.count(), sa.func.max(t.c.changed_at)).where(
-        t.c.agent_id == sa.bindparam("b_agent")
-    )
+_SIGNATURE = Prepared(  # before every search: inline, no thread hop; one primary-key read
+    sa.select(g.c.writes, g.c.deletes).where(g.c.agent_id == sa.bindparam("b_agent"))
 )
 _VERSIONS = Prepared(  # ix_memory_entries_agent_changed; changed_at is never negative
     sa.select(t.c.key, t.c.changed_at).where(
@@ -143,6 +143,18 @@ def _upsert_entries(dialect: str) -> Any:
     )
 
 
+@cache
+def _bump(dialect: str, column: str) -> Any:
+    """Add one to the agent's ``column`` counter (``writes`` or ``deletes``), creating its
+    row at first (built once per dialect and column)."""
+    ins = dialect_insert(dialect, g).values(
+        agent_id=sa.bindparam("b_agent"),
+        writes=1 if column == "writes" else 0,
+        deletes=1 if column == "deletes" else 0,
+    )
+    return ins.on_conflict_do_update(index_elements=["agent_id"], set_={column: g.c[column] + 1})
+
+
 class SqlRowStore:
     """Rows in the shared database (``[memory] backend = "sql"``)."""
 
@@ -172,10 +184,12 @@ class SqlRowStore:
             for r in rows
         ]
         stmt = _upsert_entries(self._db.dialect)
+        bump = _bump(self._db.dialect, "writes")
 
         def work(unit: Unit) -> None:
             for start in range(0, len(values), _BATCH):
                 unit.execute(stmt, values[start : start + _BATCH])
+            unit.execute(bump, {"b_agent": agent_id})
 
         await self._db.write(work)
         return {str(v["key"]): float(v["changed_at"]) for v in values}
@@ -198,6 +212,8 @@ class SqlRowStore:
         return await self._db.read(work)
 
     async def delete(self, agent_id: str, keys: Sequence[str]) -> int:
+        bump = _bump(self._db.dialect, "deletes")
+
         def work(unit: Unit) -> int:
             count = 0
             for start in range(0, len(keys), _BATCH):
@@ -206,6 +222,8 @@ class SqlRowStore:
                     sa.delete(t).where(t.c.agent_id == agent_id, t.c.key.in_(part))
                 )
                 count += int(result.rowcount or 0)
+            if count:
+                unit.execute(bump, {"b_agent": agent_id})
             return count
 
         return await self._db.write(work)
@@ -235,17 +253,19 @@ class SqlRowStore:
             for key, vector, model in items
         ]
 
+        bump = _bump(self._db.dialect, "writes")
+
         def work(unit: Unit) -> None:
             for start in range(0, len(params), _BATCH):
                 unit.execute(stmt, params[start : start + _BATCH])
+            unit.execute(bump, {"b_agent": agent_id})
 
         await self._db.write(work)
         return {str(p["b_key"]): float(p["b_changed"]) for p in params}
 
     async def signature(self, agent_id: str) -> Signature:
         found = await self._db.read(lambda unit: unit.rows(_SIGNATURE, {"b_agent": agent_id}))
-        count, latest = found[0]
-        return int(count), float(latest or 0.0)
+        return (int(found[0][0]), int(found[0][1])) if found else (0, 0)
 
     async def versions(self, agent_id: str, after: float | None = None) -> dict[str, float]:
         params = {"b_agent": agent_id, "b_after": -1.0 if after is None else after}
@@ -307,13 +327,17 @@ class SqlRowStore:
         await self._db.write(lambda unit: unit.execute(stmt, values))
 
     async def delete_source(self, agent_id: str, source: str) -> None:
+        bump = _bump(self._db.dialect, "deletes")
+
         def work(unit: Unit) -> None:
-            unit.execute(
+            removed = unit.execute(
                 sa.delete(t).where(
                     t.c.agent_id == agent_id, t.c.source == source, t.c.key.startswith("@")
                 )
             )
             unit.execute(sa.delete(s).where(s.c.agent_id == agent_id, s.c.source == source))
+            if removed.rowcount:
+                unit.execute(bump, {"b_agent": agent_id})
 
         await self._db.write(work)
 
