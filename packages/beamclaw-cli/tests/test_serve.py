@@ -45,6 +45,11 @@ def test_serve_health_metrics_and_clean_ctrl_c(beamclaw_home: Path) -> None:
         assert httpx.get(f"http://127.0.0.1:{port}/ready").status_code == 200
         metrics = httpx.get(f"http://127.0.0.1:{port}/metrics").text
         assert "beamclaw_events_total" in metrics
+        maps = Path(f"/proc/{proc.pid}/maps")
+        deadline = time.monotonic() + 20
+        while "aiohttp" not in maps.read_text():  # the provider stack, warmed once listening
+            assert time.monotonic() < deadline, "the provider stack was not warmed"
+            time.sleep(0.1)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=20)
     finally:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 LATER = (
     "aiohttp",
@@ -79,3 +80,36 @@ def test_the_warmed_provider_stack_leaves_httpx_out() -> None:
     )
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == ["aiohttp"]
+
+
+_STARTED = """
+import asyncio, sys
+from pathlib import Path
+from beamclaw_gateway import GatewayRuntime
+from beamclaw_gateway.testing import quiet_config
+
+async def main():
+    runtime = GatewayRuntime(quiet_config(), home=Path(sys.argv[1]))
+    await runtime.start()
+    await asyncio.sleep(0.3)
+    print("aiohttp" in sys.modules)  # started, not yet listening: no warming
+    runtime.warm()  # what the server does once its listener is up
+    await runtime.stop()  # waits for the warming thread
+    print("aiohttp" in sys.modules)
+
+asyncio.run(main())
+"""
+
+
+def test_the_provider_stack_warms_once_the_listener_is_up(tmp_path: Path) -> None:
+    """Warming in a thread during the start-up would compete with it for the interpreter
+    (an import holds the GIL for most of its run): it starts when the server listens."""
+    r = subprocess.run(
+        [sys.executable, "-c", _STARTED, str(tmp_path / "home")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["False", "True"]

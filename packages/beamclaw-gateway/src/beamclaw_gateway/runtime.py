@@ -66,7 +66,7 @@ class GatewayRuntime:
         """Gives freed heap memory back to the OS while started (:mod:`.heap_trim`)."""
         self._db_state = ComponentHealth(HealthState.STARTING)
         self._warming: asyncio.Task[None] | None = None
-        """The provider stack's import, in a worker thread once started."""
+        """The provider stack's import, in a worker thread once listening (:meth:`warm`)."""
 
     @property
     def uptime_seconds(self) -> float:
@@ -123,8 +123,14 @@ class GatewayRuntime:
         self._gc.apply()
         self.heap_trim = HeapTrimmer(gateway.heap_trim_seconds)
         self.heap_trim.start()
-        self._warming = asyncio.create_task(asyncio.to_thread(warm_provider_stack))
         emit(EventType.GATEWAY_START, home=str(self.home))
+
+    def warm(self) -> None:
+        """Import the provider stack in a worker thread (once): called when the listener
+        is up, so the import does not compete with the start-up for the interpreter, and
+        the first turn does not pay it."""
+        if self._started and self._warming is None:
+            self._warming = asyncio.create_task(asyncio.to_thread(warm_provider_stack))
 
     async def stop(self) -> None:
         if self.heap_trim is not None:

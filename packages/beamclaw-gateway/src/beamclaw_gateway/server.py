@@ -114,12 +114,22 @@ def ui_banner(host: str, port: int, *, token_required: bool) -> str:
 
 
 class _GatewayServer(uvicorn.Server):
-    """uvicorn's server, minus re-raising the shutdown signal after serving.
+    """uvicorn's server, minus re-raising the shutdown signal after serving, and warming
+    the runtime once it listens.
 
     uvicorn re-raises SIGINT/SIGTERM once it has shut down, which for SIGTERM kills the
     process before the runtime's own shutdown (sessions persisted, pid file removed) can
     run. Here the first signal asks for a graceful exit and a second one forces it.
     """
+
+    def __init__(self, config: uvicorn.Config, runtime: GatewayRuntime) -> None:
+        super().__init__(config)
+        self._runtime = runtime
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:
+            self._runtime.warm()
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         if self.should_exit:
@@ -145,7 +155,8 @@ async def _serve(config: BeamclawConfig, host: str, port: int) -> None:
                 ws_ping_interval=config.gateway.ws.ping_interval_seconds,
                 ws_ping_timeout=config.gateway.ws.ping_interval_seconds,
                 timeout_graceful_shutdown=config.gateway.http.shutdown_grace_seconds,
-            )
+            ),
+            runtime,
         )
         print(f"BeamClaw gateway listening on http://{host}:{port} (Ctrl-C to stop)", flush=True)
         print(
