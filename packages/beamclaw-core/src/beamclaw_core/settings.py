@@ -66,6 +66,11 @@ class AgenticLoopSettings(Section):
     abandoned and reported, and ``/new`` still starts a fresh session."""
     max_subagents: int = Field(default=5, ge=1)
     subagent_timeout_seconds: float = Field(default=600.0, gt=0)
+    turn_starts: int = Field(default=4, ge=0)
+    """Turns of the process that prepare their first model call at once (the message
+    committed, memory searched, the prompt built); more wait their turn, so that answers
+    already streaming keep flowing while many turns start together. A turn gives its slot
+    back as it calls the model. 0 = no bound."""
 
 
 class QueueSettings(Section):

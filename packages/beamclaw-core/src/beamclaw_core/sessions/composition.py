@@ -30,6 +30,12 @@ from beamclaw_core.loop.ports import LoopDeps
 from beamclaw_core.loop.turn_events import TurnEvent
 from beamclaw_core.messages import Message
 from beamclaw_core.providers import Provider
+from beamclaw_core.sessions.admission import (
+    AdmittedProvider,
+    StartSlot,
+    TurnStarts,
+    releasing,
+)
 from beamclaw_core.sessions.loop_ports import (
     CompactFn,
     LaneEvents,
@@ -150,6 +156,7 @@ def build_runtime(parts: CoreParts, hooks: CoreHooks) -> Runtime:
         event_replay=parts.settings.event_replay,
         agents=dict(parts.agents),
         relay=parts.link.publish if parts.link is not None and parts.link.shared else None,
+        turn_starts=TurnStarts(parts.settings.agentic_loop.turn_starts),
     )
     for cache in (auto_context, short_term):
         if cache is not None:
@@ -170,6 +177,7 @@ def lane_ports(
     compact: CompactFn,
     submit: Callable[[str, bool], None],
     model: str | None = None,
+    slot: StartSlot | None = None,
 ) -> LoopDeps:
     """The ports of one turn executor of the lane of ``session``.
 
@@ -183,7 +191,8 @@ def lane_ports(
 
     return LoopDeps(
         model=LaneModel(
-            provider=provider,
+            # the turn's start slot goes back as it calls the model
+            provider=provider if slot is None else AdmittedProvider(provider, slot),
             context_window=rt.context_window_for(provider),
             coalesce_seconds=rt.settings.agentic_loop.stream_coalesce_ms / 1000,
             live=wants_drafts,
@@ -205,6 +214,6 @@ def lane_ports(
             compactor=compact,
         ),
         clock=RuntimeClock(rt.clock, rt.sleep),
-        events=LaneEvents(publish, rt.on_effect),
+        events=LaneEvents(publish, rt.on_effect if slot is None else releasing(rt.on_effect, slot)),
         subagents=LaneSubAgents(session.session_id, rt.spawn, rt.cancel_children, submit),
     )

@@ -41,6 +41,7 @@ from beamclaw_core.loop.inputs import (
 from beamclaw_core.loop.ports import LoopDeps
 from beamclaw_core.loop.states import AwaitingApproval, Error, Idle, State, is_busy, turn_model
 from beamclaw_core.loop.turn_events import Dropped, Notice, TurnError, TurnEvent
+from beamclaw_core.sessions.admission import StartSlot
 from beamclaw_core.sessions.bus import Subscription, TurnHandle
 from beamclaw_core.sessions.commands import parse_command, run_command
 from beamclaw_core.sessions.compacting import compact_lane
@@ -315,13 +316,19 @@ class SessionLane:
     ) -> None:
         async with self._turn_lock:
             model = first.model if isinstance(first, UserMessage) else turn_model(self.state)
-            executor = TurnExecutor(self.context(), self.state, self.deps(model))
-            self.executor = executor
+            slot = await self.rt.turn_starts.slot()  # given back at the first model call
             try:
-                self.state = await executor.run(first, consumed_runs=consumed, on_commit=accepted)
+                executor = TurnExecutor(self.context(), self.state, self.deps(model, slot))
+                self.executor = executor
+                try:
+                    self.state = await executor.run(
+                        first, consumed_runs=consumed, on_commit=accepted
+                    )
+                finally:
+                    self.executor = None
+                    self.state = executor.state
             finally:
-                self.executor = None
-                self.state = executor.state
+                slot.release()
 
     def context(self) -> LoopContext:
         s = self.rt.settings
@@ -361,10 +368,13 @@ class SessionLane:
             autonomy=self.rt.autonomy_for(self.agent_id),
         )
 
-    def deps(self, model: str | None = None) -> LoopDeps:
-        """The ports of a turn; ``model``: the turn's model override (None: the agent's)."""
+    def deps(self, model: str | None = None, slot: StartSlot | None = None) -> LoopDeps:
+        """The ports of a turn; ``model``: the turn's model override (None: the agent's);
+        ``slot``: its start slot (:mod:`.admission`), given back at its first model call."""
 
         async def compact(reason: Literal["threshold", "overflow"], window: int) -> CompactionDone:
+            if slot is not None:  # a summary (and its memory flush) calls the model
+                slot.release()
             return await compact_lane(self, window, reason=reason)
 
         def submit(result: str, success: bool) -> None:
@@ -382,6 +392,7 @@ class SessionLane:
             compact=compact,
             submit=submit,
             model=model,
+            slot=slot,
         )
 
     async def give_up(self, error: BaseException | None) -> None:

@@ -15,6 +15,7 @@ from beamclaw_core.loop.context import ApprovalRules
 from beamclaw_core.loop.turn_events import TurnEvent
 from beamclaw_core.messages import Message
 from beamclaw_core.providers import Provider
+from beamclaw_core.sessions.admission import TurnStarts
 from beamclaw_core.sessions.ends import SessionEnds
 from beamclaw_core.settings import CoreSettings
 from beamclaw_core.store import ConversationStore
@@ -91,6 +92,8 @@ class Runtime:
     relay: Callable[[TurnEvent], None] | None = None
     """Cluster hook: every event a lane publishes also goes to the other nodes (None on
     a single node)."""
+    turn_starts: TurnStarts = field(default_factory=lambda: TurnStarts(0))
+    """Slots of the turns preparing their first model call (:mod:`.admission`)."""
 
     def autonomy_for(self, agent_id: str) -> Autonomy:
         """The agent's ``autonomy_level``, else ``[core] autonomy_level``."""
