@@ -27,7 +27,7 @@ from beamclaw_core.testing import (
     Reply,
     ScriptedProvider,
 )
-from beamclaw_memory import Database
+from beamclaw_memory import Database, StorageUnavailableError
 from beamclaw_tools import ToolRegistry
 
 from .conftest import EchoTool, make_settings
@@ -52,6 +52,34 @@ async def failing_db(db_url: str) -> AsyncIterator[FailingDatabase]:
     db = FailingDatabase(db_url)
     yield db
     await db.dispose()
+
+
+async def test_a_disk_filling_mid_turn_ends_it_naming_the_disk(db_url: str) -> None:
+    """The message was stored, then the disk filled: the turn's later writes keep
+    failing and the worker gives up. The person is told what is wrong (the disk), not
+    that the loop crashed; the gateway answers it 503 ``storage_unavailable``."""
+    db = FailingDatabase(
+        db_url, refusal=lambda url: StorageUnavailableError(url, "full", "database or disk is full")
+    )
+
+    def rule(_messages: list[Message], _options: CompletionOptions) -> Reply:
+        db.failing = True  # the answer cannot be stored
+        return Reply("lost")
+
+    core = Core.create(
+        crash_budget_of_one(), db, provider=ScriptedProvider([rule]), system_prompt="t"
+    )
+    await core.start(maintenance=False)
+    try:
+        handle = await core.send(ADDR, "go")
+        failed = await asyncio.wait_for(handle.result(), 10)
+        assert isinstance(failed, TurnError) and failed.kind == "storage_unavailable"
+        assert "disk is full" in failed.message and "crash" not in failed.message
+        db.failing = False
+        assert (await core.history(handle.session_id))[0].text == "go"  # kept
+    finally:
+        await core.stop()
+        await db.dispose()
 
 
 def terminal(events: list[TurnEvent], turn_id: str) -> list[TurnEvent]:

@@ -38,10 +38,16 @@ from beamclaw_gateway.openai_models import (
     last_user_content,
 )
 from beamclaw_gateway.services import services_of
+from beamclaw_gateway.storage_errors import RETRY_FULL_SECONDS
 
 router = APIRouter(prefix="/v1", tags=["openai"], dependencies=[Depends(require_token)])
 
-_UPSTREAM_STATUS = {"timeout": 504, "rate_limit": 429, "context_overflow": 400}
+_UPSTREAM_STATUS = {
+    "timeout": 504,
+    "rate_limit": 429,
+    "context_overflow": 400,
+    "storage_unavailable": 503,  # the database kept refusing the turn's writes
+}
 
 
 def api_user_id(user: str | None, owner: str) -> str:
@@ -365,4 +371,6 @@ async def chat_completions(request: Request, body: ChatCompletionRequest) -> Any
             headers={**_SSE_HEADERS, **headers},
         )
     answer = render(await turn.result(), body.model, created)
+    if answer.status_code == 503:
+        headers["Retry-After"] = str(RETRY_FULL_SECONDS)
     return _OrjsonResponse(answer.body, answer.status_code, headers=headers)

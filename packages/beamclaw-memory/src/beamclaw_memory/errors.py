@@ -45,11 +45,16 @@ class StorageUnavailableError(StorageError):
 
 def describe_unavailable(reason: str) -> str:
     """A sentence for a client about why the database is unavailable (no URL, no detail)."""
+    return f"{unavailable_state(reason)}; nothing was saved"
+
+
+def unavailable_state(reason: str) -> str:
+    """What is wrong with the database, for a client (no URL, no detail)."""
     if reason == "full":
-        return "the database's disk is full; nothing was saved"
+        return "the database's disk is full"
     if reason == "io":
-        return "the database's disk failed to read or write; nothing was saved"
-    return "the database is busy (locked by another writer); nothing was saved"
+        return "the database's disk failed to read or write"
+    return "the database is busy (locked by another writer)"
 
 
 class MigrationError(StorageError):

@@ -426,13 +426,12 @@ class SessionLane:
             logger.opt(exception=e).error("{}: could not store the loop's crash: {}", self.id, e)
         finally:
             self.view.invalidate()
-            emit(EventType.TURN_ERROR, session_id=self.id, kind="loop_crash", stored=stored)
-            self.publish(TurnError(self.id, report.turn_id, "loop_crash", report.text))
+            kind = report.state.error_kind
+            emit(EventType.TURN_ERROR, session_id=self.id, kind=kind, stored=stored)
+            self.publish(TurnError(self.id, report.turn_id, kind, report.text))
             for run in queued:
                 self.publish(Dropped(self.id, run.id, reason=report.text))
-            self.publisher.end_unfinished(
-                lambda r: TurnError(self.id, r, "loop_crash", report.text)
-            )
+            self.publisher.end_unfinished(lambda r: TurnError(self.id, r, kind, report.text))
 
     def close(self) -> None:
         """The lane is done (stop, delete): every handle still waiting gets ``TurnError``
