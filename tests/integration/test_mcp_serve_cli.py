@@ -217,8 +217,11 @@ async def test_mcp_serve_over_http_requires_its_token(tmp_path: Path) -> None:
                 sent = _data(await session.call_tool("send_message", {"text": "Hi"}))
                 assert (sent["state"], sent["answer"]) == ("idle", "Hello over HTTP.")
         finally:
-            proc.send_signal(signal.SIGTERM)
-            async with asyncio.timeout(30):
-                code = await proc.wait()
-            stderr.close()
+            try:
+                if proc.returncode is None:  # an early exit is reported by the loop above
+                    proc.send_signal(signal.SIGTERM)
+                async with asyncio.timeout(30):
+                    code = await proc.wait()
+            finally:
+                stderr.close()  # also when it failed: a leaked handle fails a later test
         assert code == 0, log.read_text(errors="replace")

@@ -114,22 +114,26 @@ def ui_banner(host: str, port: int, *, token_required: bool) -> str:
 
 
 class _GatewayServer(uvicorn.Server):
-    """uvicorn's server, minus re-raising the shutdown signal after serving, and warming
-    the runtime once it listens.
+    """uvicorn's server, minus re-raising the shutdown signal after serving, with a hook
+    for when it listens.
 
     uvicorn re-raises SIGINT/SIGTERM once it has shut down, which for SIGTERM kills the
     process before the runtime's own shutdown (sessions persisted, pid file removed) can
     run. Here the first signal asks for a graceful exit and a second one forces it.
     """
 
-    def __init__(self, config: uvicorn.Config, runtime: GatewayRuntime) -> None:
+    def __init__(
+        self, config: uvicorn.Config, on_listening: Callable[[], None] | None = None
+    ) -> None:
+        """``on_listening``: called once the listener is up (the gateway warms its
+        provider stack then)."""
         super().__init__(config)
-        self._runtime = runtime
+        self._on_listening = on_listening
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
-        if self.started:
-            self._runtime.warm()
+        if self.started and self._on_listening is not None:
+            self._on_listening()
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         if self.should_exit:
@@ -156,7 +160,7 @@ async def _serve(config: BeamclawConfig, host: str, port: int) -> None:
                 ws_ping_timeout=config.gateway.ws.ping_interval_seconds,
                 timeout_graceful_shutdown=config.gateway.http.shutdown_grace_seconds,
             ),
-            runtime,
+            on_listening=runtime.warm,
         )
         print(f"BeamClaw gateway listening on http://{host}:{port} (Ctrl-C to stop)", flush=True)
         print(
