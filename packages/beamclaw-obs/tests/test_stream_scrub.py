@@ -184,3 +184,17 @@ def test_a_long_line_keeps_only_recent_context_and_still_scrubs() -> None:
         released += piece
         assert whole.startswith(released)
     assert released == whole and whole.count("[REDACTED]") == 3
+
+
+def test_a_second_stream_of_the_same_prose_walks_remembered_moves_only() -> None:
+    """The automata's moves are computed once per state sequence and character: the
+    per-token cost of a streamed answer is memo lookups, not NFA steps (issue 24's 200
+    streams spent most of a core stepping them)."""
+    from beamclaw_obs.stream_scrub import _automata  # pyright: ignore[reportPrivateUsage]
+
+    answer = ["The", " quick", " brown", " fox", " jumps", " over", " the", " lazy", " dog", "."]
+    assert "".join(_stream(answer)) == "".join(answer)
+    known = _automata().remembered
+    assert known > 0
+    assert "".join(_stream(answer)) == "".join(answer)
+    assert _automata().remembered == known

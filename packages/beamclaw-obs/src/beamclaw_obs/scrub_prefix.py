@@ -1,9 +1,13 @@
 """Prefix automata: where, in a growing text, a match of a regex could still be in progress.
 
-:class:`PrefixAutomaton` is a Thompson NFA built from a pattern's parse tree. Fed one
-character at a time, it tracks every way a match could have started and still be alive;
-:meth:`PrefixAutomaton.hold_from` is the earliest start among them: the text before it
-can never become part of a match of that pattern, whatever comes next.
+:class:`PrefixAutomaton` is a Thompson NFA built from a pattern's parse tree.
+:class:`PrefixAutomata` runs several of them as one: fed one character at a time
+(:meth:`PrefixAutomata.advance`), it tracks every way a match of any of them could have
+started and still be alive — :data:`Threads`, in order of their earliest start, so the
+first start is the hold point: the text before it can never become part of a match,
+whatever comes next. How a sequence of live states moves on a character is computed once
+and remembered (a stream of prose walks the same few sequences over the same characters
+again and again); per character, only the starts are carried along.
 
 Invariant: the automaton's language is a *superset* of the pattern's, so the hold point
 is never later than a real partial match would give (sound, maybe early). Zero-width
@@ -24,6 +28,36 @@ _CAP = 100
 
 _MEMO = 65536
 """Characters whose start states are remembered (per automaton; a bound for any text)."""
+_PLANS = 32768
+"""State sequences × characters whose moves :class:`PrefixAutomata` remembers."""
+
+Thread = tuple[int, int]
+"""``(automaton, state)``; state -1 is a match of that automaton just completed."""
+
+
+class ThreadList:
+    """Live threads in order (each once), hashed once: the key of the move memo."""
+
+    __slots__ = ("_hash", "threads")
+
+    def __init__(self, threads: tuple[Thread, ...]) -> None:
+        self.threads = threads
+        self._hash = hash(threads)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, ThreadList) and self.threads == other.threads)
+
+    def __bool__(self) -> bool:
+        return bool(self.threads)
+
+
+Threads = tuple[ThreadList, tuple[int, ...]]
+"""Live threads and where each one's earliest match began, in non-decreasing order of
+start: the first start is where the text must be held from."""
+NO_THREADS: Threads = (ThreadList(()), ())
 
 CharTest = Callable[[str], bool]
 
@@ -183,6 +217,11 @@ class PrefixAutomaton:
             self._next[state] = found
         return found
 
+    @property
+    def admit(self) -> Callable[[str, int], bool] | None:
+        """The veto on where a match may start (None: anywhere)."""
+        return self._admit
+
     def can_start(self, c: str) -> bool:
         """Whether a match may begin with ``c`` (else, with no live thread, nothing to do)."""
         return bool(self._starts(c))
@@ -219,25 +258,95 @@ class PrefixAutomaton:
                 self._steps[key] = found
         return found
 
-    def advance(self, live: dict[int, int], whole: str, at: int) -> dict[int, int]:
-        """The threads alive after ``whole[at]`` given those alive before it.
+    def starts(self, c: str) -> tuple[int, ...]:
+        """The states a match beginning with ``c`` is in after it."""
+        return self._starts(c)
 
-        A thread is ``state -> earliest start``; state -1 is a match just completed.
-        """
+    def step(self, state: int, c: str) -> tuple[int, ...]:
+        """The states ``state`` moves to on ``c``."""
+        return self._step(state, c)
+
+
+_Plan = tuple[ThreadList, tuple[int, ...]]
+"""The threads after a character, and for each the index of the thread it came from
+(one past the last: a match beginning at that character)."""
+_Group = tuple[Callable[[str, int], bool], frozenset[int]]
+"""One ``admit`` veto and the automata (able to start on a character) it rules."""
+
+
+class PrefixAutomata:
+    """Automata run together over one text (shared, immutable but for its memos)."""
+
+    def __init__(self, automata: Iterable[PrefixAutomaton]) -> None:
+        self._automata = tuple(automata)
+        self._starters: dict[str, tuple[tuple[int, ...], tuple[_Group, ...]]] = {}
+        self._plans: dict[tuple[ThreadList, str, frozenset[int]], _Plan] = {}
+        self._interned: dict[tuple[Thread, ...], ThreadList] = {}
+
+    @property
+    def remembered(self) -> int:
+        """How many moves (state sequence × character) are remembered."""
+        return len(self._plans)
+
+    def _starters_of(self, c: str) -> tuple[tuple[int, ...], tuple[_Group, ...]]:
+        """The automata a match of which may begin with ``c``, and their vetoes grouped
+        by function (memoised per character)."""
+        found = self._starters.get(c)
+        if found is None:
+            able = tuple(i for i, a in enumerate(self._automata) if a.can_start(c))
+            groups: dict[Callable[[str, int], bool], set[int]] = {}
+            for i in able:
+                admit = self._automata[i].admit
+                if admit is not None:
+                    groups.setdefault(admit, set()).add(i)
+            found = (able, tuple((f, frozenset(m)) for f, m in groups.items()))
+            if len(self._starters) < _MEMO:
+                self._starters[c] = found
+        return found
+
+    def advance(self, threads: Threads, whole: str, at: int) -> Threads:
+        """The threads alive after ``whole[at]`` given those alive before it. A state
+        reached from several threads keeps the earliest start (the first in order)."""
         c = whole[at]
-        out: dict[int, int] = {}
-        for state, origin in live.items():
+        able, groups = self._starters_of(c)
+        live, starts = threads
+        if not live and not able:
+            return threads
+        vetoed: frozenset[int] = frozenset()
+        for admit, members in groups:
+            if not admit(whole, at):
+                vetoed |= members
+        key = (live, c, vetoed)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plan(live, c, able, vetoed)
+            if len(self._plans) < _PLANS:
+                self._plans[key] = plan
+        moved, sources = plan
+        return moved, tuple(map((*starts, at).__getitem__, sources))
+
+    def _plan(
+        self, live: ThreadList, c: str, able: tuple[int, ...], vetoed: frozenset[int]
+    ) -> _Plan:
+        automata = self._automata
+        moved: dict[Thread, int] = {}
+        for k, (i, state) in enumerate(live.threads):
             if state < 0:
                 continue
-            for s in self._step(state, c):
-                if out.get(s, at + 1) > origin:
-                    out[s] = origin
-        starts = self._starts(c)
-        if starts and (self._admit is None or self._admit(whole, at)):
-            for s in starts:
-                if s not in out:
-                    out[s] = at
-        return out
+            for s in automata[i].step(state, c):
+                moved.setdefault((i, s), k)  # the earlier thread started first
+        fresh = len(live.threads)  # the index of this character's own start
+        for i in able:
+            if i not in vetoed:
+                for s in automata[i].starts(c):
+                    moved.setdefault((i, s), fresh)
+        threads = tuple(moved)
+        sequence = self._interned.get(threads)
+        if sequence is None:
+            sequence = ThreadList(threads)
+            if len(self._interned) < _PLANS:
+                self._interned[threads] = sequence
+        return sequence, tuple(moved.values())
 
 
 def _close(eps: list[list[int]], state: int) -> tuple[int, ...]:

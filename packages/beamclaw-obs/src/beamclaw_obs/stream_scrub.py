@@ -19,7 +19,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from beamclaw_obs.scrub import key_may_end_before, registered_literals, rule_patterns, scrub
-from beamclaw_obs.scrub_prefix import PrefixAutomaton
+from beamclaw_obs.scrub_prefix import NO_THREADS, PrefixAutomata, PrefixAutomaton, Threads
 
 _LONG_LINE = 2048
 """A line longer than this is cut at a space, keeping :data:`_CONTEXT` characters."""
@@ -35,21 +35,10 @@ def _kv_admit(whole: str, at: int) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _automata() -> tuple[PrefixAutomaton, ...]:
-    return tuple(PrefixAutomaton(p, _kv_admit if kv else None) for p, kv in rule_patterns())
-
-
-_STARTERS: dict[str, tuple[int, ...]] = {}
-
-
-def _starters(c: str) -> tuple[int, ...]:
-    """Indexes of the automata a match of which may begin with ``c`` (memoised)."""
-    found = _STARTERS.get(c)
-    if found is None:
-        found = tuple(i for i, a in enumerate(_automata()) if a.can_start(c))
-        if len(_STARTERS) < 65536:  # bounded whatever the text
-            _STARTERS[c] = found
-    return found
+def _automata() -> PrefixAutomata:
+    return PrefixAutomata(
+        PrefixAutomaton(p, _kv_admit if kv else None) for p, kv in rule_patterns()
+    )
 
 
 class StreamScrubber:
@@ -66,8 +55,8 @@ class StreamScrubber:
         self._reset()
 
     def _reset(self) -> None:
-        self._live: dict[int, dict[int, int]] = {}
-        """Automaton index -> its live threads (only automata that have some)."""
+        self._threads: Threads = NO_THREADS
+        """Where a match of some pattern may be in progress, earliest start first."""
         self._text = ""
         self._line = 0
         """Where the current line starts: the text before it is released and dropped."""
@@ -82,16 +71,12 @@ class StreamScrubber:
         start = len(self._text)
         self._text += piece
         whole = self._text
-        automata = self._automata
-        live = self._live
+        advance = self._automata.advance
+        threads = self._threads
         for at in range(start, len(whole)):
-            for i in {*live, *_starters(whole[at])}:
-                threads = automata[i].advance(live.get(i, {}), whole, at)
-                if threads:
-                    live[i] = threads
-                else:
-                    live.pop(i, None)
-        hold = min((min(t.values()) for t in live.values()), default=len(whole))
+            threads = advance(threads, whole, at)
+        self._threads = threads
+        hold = threads[1][0] if threads[1] else len(whole)  # earliest start first
         return self._release(min(hold, self._literal_hold()), final=False)
 
     def finish(self) -> str:
