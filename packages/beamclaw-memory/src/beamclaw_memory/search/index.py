@@ -3,7 +3,9 @@
 An :class:`AgentIndex` mirrors one agent's rows. It is refreshed from the row store by
 comparing ``changed_at`` versions (the service does that before every search), so it is a
 cache: dropping it loses nothing. Each row occupies one integer slot, shared by the BM25
-index, the vector table and the category codes; freed slots are reused.
+index, the vector table and the category codes; freed slots are reused. A row's tokens
+live only in the BM25 index (as term ids), so a document costs its text, key and a few
+machine words (issue 18: finished sessions' transcripts stay indexed).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ _CATEGORY_CODES = {c: i + 1 for i, c in enumerate(MemoryCategory)}
 
 @dataclass(frozen=True, slots=True)
 class IndexedDoc:
-    """What the index keeps of a row (no vector: that lives in the vector table)."""
+    """What the index keeps of a row (no vector: that lives in the vector table; no
+    tokens: those live in the BM25 index, see :meth:`AgentIndex.terms`)."""
 
     key: str
     text: str
@@ -31,8 +34,6 @@ class IndexedDoc:
     source: str | None
     created_at: float
     updated_at: float
-    content_hash: str
-    terms: frozenset[str]
     lines: tuple[int, int] | None = None
 
 
@@ -62,6 +63,10 @@ class AgentIndex:
         assert doc is not None, f"slot {slot} is free"
         return doc
 
+    def terms(self, slot: int) -> frozenset[int]:
+        """The slot's distinct tokens, as BM25 term ids (equal sets: equal token sets)."""
+        return self.bm25.terms(slot)
+
     def slots(self) -> list[int]:
         return list(self._slots.values())
 
@@ -74,12 +79,8 @@ class AgentIndex:
             if slot == len(self._docs):
                 self._docs.append(None)
             self._slots[row.key] = slot
-        if old is None or old.content_hash != row.content_hash:
-            tokens = self.tokenizer(row.value)
-            self.bm25.add(slot, tokens)
-            terms = frozenset(tokens)
-        else:
-            terms = old.terms
+        if old is None or old.text != row.value:
+            self.bm25.add(slot, self.tokenizer(row.value))
         self._docs[slot] = IndexedDoc(
             key=row.key,
             text=row.value,
@@ -87,8 +88,6 @@ class AgentIndex:
             source=row.source,
             created_at=row.created_at,
             updated_at=row.updated_at,
-            content_hash=row.content_hash,
-            terms=terms,
             lines=row.lines,
         )
         self._set_code(slot, _CATEGORY_CODES[row.category])

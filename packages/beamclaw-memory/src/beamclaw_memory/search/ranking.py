@@ -70,7 +70,7 @@ def rank(
             va, vb = index.vectors.get(a), index.vectors.get(b)
             if va is not None and vb is not None:
                 return float(np.dot(va, vb))
-            return jaccard(index.doc(a).terms, index.doc(b).terms)
+            return jaccard(index.terms(a), index.terms(b))
 
         return mmr(ranked, similarity, cfg.mmr.lambda_, limit)
     return ranked[:limit]
