@@ -7,7 +7,7 @@ whole sparse matrix; it also scores identically on SQLite and PostgreSQL.
 
 Compact by design (every finished session's transcript stays indexed, issue 18): a term
 is stored once, as the key of the term -> id table; a posting is two machine arrays
-(document ids ``int32``, term frequencies ``uint32``); a document keeps only its distinct
+(``int32`` pairs of document id and term frequency); a document keeps only its distinct
 term ids, as 4 bytes each, and its length in a shared array. Nothing per document is a
 Python dict entry or a string.
 
@@ -33,26 +33,18 @@ MAX_DOC_ID = 2**31 - 1
 """The highest document id (postings store ids as ``int32``)."""
 
 
-class _Posting:
-    """One term's postings: parallel arrays of document ids and term frequencies."""
+def _pairs(posting: array[int]) -> np.ndarray:
+    """A view of ``posting`` as rows ``(doc_id, tf)``: it must not outlive the caller's
+    statement (an array exporting its buffer cannot grow or shrink)."""
+    return np.frombuffer(posting, dtype=np.int32).reshape(-1, 2)
 
-    __slots__ = ("ids", "tfs")
 
-    def __init__(self) -> None:
-        self.ids = array("i")
-        self.tfs = array("I")
-
-    def add(self, doc_id: int, tf: int) -> None:
-        self.ids.append(doc_id)
-        self.tfs.append(tf)
-
-    def remove(self, doc_id: int) -> None:
-        """Drop ``doc_id``'s entry (present exactly once) by moving the last one into it."""
-        # the view is a temporary: none may outlive this line, the arrays shrink next
-        at = int(np.flatnonzero(np.frombuffer(self.ids, dtype=np.int32) == doc_id)[0])
-        last_id, last_tf = self.ids.pop(), self.tfs.pop()
-        if at < len(self.ids):
-            self.ids[at], self.tfs[at] = last_id, last_tf
+def _drop(posting: array[int], doc_id: int) -> None:
+    """Remove ``doc_id``'s pair (present exactly once): the last pair moves into it."""
+    at = 2 * int(np.flatnonzero(_pairs(posting)[:, 0] == doc_id)[0])
+    tf, last = posting.pop(), posting.pop()
+    if at < len(posting):
+        posting[at], posting[at + 1] = last, tf
 
 
 class BM25Index:
@@ -69,8 +61,9 @@ class BM25Index:
         self._term_ids: dict[str, int] = {}
         self._terms: list[str | None] = []
         """Term id -> term (None: a free id, listed in ``_free_terms``)."""
-        self._postings: list[_Posting | None] = []
-        """Term id -> its posting (never empty for a live term)."""
+        self._postings: list[array[int] | None] = []
+        """Term id -> its posting: ``int32`` pairs ``doc_id, tf``, one per live document
+        (never empty for a live term)."""
         self._free_terms: list[int] = []
         self._doc_terms: list[bytes | None] = []
         """Document id -> its distinct term ids (``int32`` bytes); None: not indexed."""
@@ -105,7 +98,7 @@ class BM25Index:
                 term_id = self._new_term(term)
             posting = self._postings[term_id]
             assert posting is not None
-            posting.add(doc_id, tf)
+            posting.extend((doc_id, tf))
             term_ids.append(term_id)
         if doc_id >= self._lengths.shape[0]:
             grown = np.zeros(max(doc_id + 1, self._lengths.shape[0] * 2), dtype=np.float64)
@@ -122,11 +115,11 @@ class BM25Index:
     def _new_term(self, term: str) -> int:
         if self._free_terms:
             term_id = self._free_terms.pop()
-            self._terms[term_id], self._postings[term_id] = term, _Posting()
+            self._terms[term_id], self._postings[term_id] = term, array("i")
         else:
             term_id = len(self._terms)
             self._terms.append(term)
-            self._postings.append(_Posting())
+            self._postings.append(array("i"))
         self._term_ids[term] = term_id
         return term_id
 
@@ -141,8 +134,8 @@ class BM25Index:
         for term_id in term_ids:
             posting = self._postings[term_id]
             assert posting is not None
-            posting.remove(doc_id)
-            if not posting.ids:
+            _drop(posting, doc_id)
+            if not posting:
                 term = self._terms[term_id]
                 assert term is not None
                 del self._term_ids[term]
@@ -169,7 +162,7 @@ class BM25Index:
         if term_id is None:
             return 0
         posting = self._postings[term_id]
-        return len(posting.ids) if posting is not None else 0
+        return len(posting) // 2 if posting is not None else 0
 
     def idf(self, term: str) -> float:
         n = self._df(term)
@@ -189,9 +182,9 @@ class BM25Index:
                 continue
             posting = self._postings[term_id]
             assert posting is not None
-            # copies, not views: a view would pin the arrays' size until it is collected
-            ids = np.array(posting.ids, dtype=np.intp)
-            tfs = np.array(posting.tfs, dtype=np.float64)
+            # copies, not views: a view would pin the array's size until it is collected
+            ids = _pairs(posting)[:, 0].astype(np.intp)
+            tfs = _pairs(posting)[:, 1].astype(np.float64)
             denom = tfs + k1 * (1.0 - b + b * lengths[ids] / avgdl)
             out[ids] += self.idf(term) * tfs * (k1 + 1.0) / denom
         return out
