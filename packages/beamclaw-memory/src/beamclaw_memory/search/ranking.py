@@ -57,12 +57,12 @@ def rank(
     if decay.enabled:
         decaying = {MemoryCategory(c) for c in decay.categories}
         for slot, score in scores.items():
-            doc = index.doc(slot)
-            if doc.category in decaying:
-                scores[slot] = score * decay_factor(now - doc.created_at, decay.half_life_days)
+            if index.category(slot) in decaying:
+                age = now - index.created_at(slot)
+                scores[slot] = score * decay_factor(age, decay.half_life_days)
     ranked = sorted(
         ((s, v) for s, v in scores.items() if v >= cfg.min_score and v > 0.0),
-        key=lambda p: (-p[1], index.doc(p[0]).key),
+        key=lambda p: (-p[1], index.key(p[0])),
     )
     if cfg.mmr.enabled and len(ranked) > 1:
 
