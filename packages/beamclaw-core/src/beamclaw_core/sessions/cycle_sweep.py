@@ -12,7 +12,7 @@ fragment (issue 18, measured with ``gc.DEBUG_SAVEALL``: 71 objects per finished 
 :data:`MIN_EVICTED` and a quarter of those still loaded — CPython's own rule for its
 full pass (garbage up to a quarter of what lives), counted in lanes — so its cost per
 evicted lane stays flat however many lanes are loaded, and a gateway evicting a few
-lanes a minute never pays one per maintenance pass.
+lanes a minute does not pay one per maintenance pass.
 
 Invariants: pure counting plus the injected ``collect``; nothing is collected while
 fewer than :data:`MIN_EVICTED` lanes have been evicted since the last pass.
@@ -23,8 +23,10 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable
 
-MIN_EVICTED = 32
-"""Evicted lanes that may wait for a full pass (≈ 0.2 MB)."""
+MIN_EVICTED = 128
+"""Evicted lanes that may wait for a full pass (≈ 1 MB): a pass walks every tracked
+object not frozen at start-up (≈ 5-10 ms at rest), so fewer, larger sweeps keep its
+cost per lane small and its pauses rare (at most one per maintenance pass)."""
 LOADED_SHARE = 0.25
 """Evicted lanes, as a share of the loaded ones, that may wait for a full pass."""
 
