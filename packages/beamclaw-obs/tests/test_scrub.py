@@ -7,12 +7,14 @@ repeated characters).
 
 from __future__ import annotations
 
+import gc
 import importlib
 import inspect
 import json
 import pkgutil
 import subprocess
 import sys
+import tracemalloc
 from collections.abc import Iterator
 from typing import Any
 
@@ -374,6 +376,24 @@ def test_short_texts_remembered_are_forgotten_when_secrets_change() -> None:
     assert literal not in scrub(text + " " * 300)  # the long-text path agrees
     forget_secrets()
     assert scrub(text) == text
+
+
+def test_ids_new_per_session_pass_through_the_short_text_cache() -> None:
+    """10,000 distinct ids (one per session, run or request) keep at most the cache's
+    bound alive, not one entry each (issue 18)."""
+    forget_secrets()  # an empty cache
+    scrub("warm up")  # the first scrub compiles the patterns
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(10_000):
+            assert scrub(f"{i:032x}") == f"{i:032x}"
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 400_000, f"{kept} bytes kept"
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from typing import Any
 
@@ -15,7 +16,8 @@ from beamclaw_core.loop import (
     TurnDone,
 )
 from beamclaw_core.providers import Capabilities
-from beamclaw_core.sessions import SessionAddress, reset_due
+from beamclaw_core.sessions import SessionAddress, SessionLane, reset_due
+from beamclaw_core.sessions.cycle_sweep import MIN_EVICTED, CycleSweep
 from beamclaw_core.testing import CallTool, Reply, ScriptedProvider
 from beamclaw_obs import EventType
 from beamclaw_obs.testing import recording_events
@@ -144,6 +146,47 @@ async def test_idle_lane_is_evicted_and_rebuilt_transparently(
     assert texts(provider) == ["first", "one", "second"], "the context continues"
     assert core.loaded_sessions() == [session_id]
     assert (await core.status(session_id)).state == "idle"
+
+
+def _lanes_in_memory() -> int:
+    """Lanes the interpreter holds, reachable or garbage not collected yet."""
+    return sum(isinstance(o, SessionLane) for o in gc.get_objects())
+
+
+async def test_evicted_lanes_leave_the_heap_not_only_the_map(
+    make_core: Callable[..., Any], vt: VirtualTime
+) -> None:
+    """A lane is a reference cycle: out of the map, it stays in memory until a full
+    collection, which the gateway's collector tuning made rare (issue 18). With the
+    automatic collector off, only the maintenance pass's sweep can free them."""
+    provider = ScriptedProvider([Reply(f"ok {i}") for i in range(MIN_EVICTED)])
+    settings = make_settings(maintenance={"lane_idle_seconds": 120})
+    core: Core = make_core(provider, settings=settings)
+    await core.start(maintenance=True)
+    gc.collect()
+    before = _lanes_in_memory()
+    gc.disable()
+    try:
+        for i in range(MIN_EVICTED):
+            address = SessionAddress(f"local:user{i}", "default", "tui")
+            await core.wait_idle((await core.send(address, "hello")).session_id)
+        assert _lanes_in_memory() == before + MIN_EVICTED
+        await ticks(vt, 3)
+        assert core.loaded_sessions() == []
+        assert _lanes_in_memory() == before
+    finally:
+        gc.enable()
+
+
+def test_the_sweep_waits_for_enough_evicted_lanes() -> None:
+    passes: list[int] = []
+    sweep = CycleSweep(lambda: passes.append(1))
+    assert not sweep.evicted(0, loaded=0)
+    assert not sweep.evicted(MIN_EVICTED - 1, loaded=0)
+    assert sweep.evicted(1, loaded=0), "MIN_EVICTED reached"
+    assert not sweep.evicted(200, loaded=1000), "fewer than a quarter of the loaded lanes"
+    assert sweep.evicted(50, loaded=1000)
+    assert (passes, sweep.pending, sweep.sweeps) == ([1, 1], 0, 2)
 
 
 async def test_lane_with_a_subscriber_or_a_pending_approval_is_kept(

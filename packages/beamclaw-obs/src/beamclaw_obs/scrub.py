@@ -567,6 +567,11 @@ def registered_literals() -> frozenset[str]:
 
 SHORT_TEXT = 256
 """Texts up to this length are scrubbed once and remembered (:func:`scrub`)."""
+SHORT_CACHE = 1024
+"""Short texts remembered. The values that repeat (event types, models, statuses, agent
+ids) stay in by use; ids that are new per session, run and request pass through, so a
+large cache only keeps finished sessions' ids alive (issue 18: it held ~0.5 KB per
+session until its 8,192 entries filled)."""
 
 
 def scrub(text: str) -> str:
@@ -583,7 +588,7 @@ def scrub(text: str) -> str:
     return _scrub(text)
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=SHORT_CACHE)
 def _scrub_short(text: str) -> str:
     return _scrub(text)
 

@@ -9,7 +9,9 @@ Every ``check_interval_seconds``:
 * lanes idle for ``lane_idle_seconds`` leave memory (``Core`` decides which may). The
   C heap pages they free go back to the system with the gateway's periodic trim, not
   here: a trim holds the allocator's lock for 10-40 ms, and a pass evicts often under
-  load (trimming after each stalled streams in ``bench streams``).
+  load (trimming after each stalled streams in ``bench streams``). Evicted lanes are
+  reference cycles: a full collection frees them once enough have piled up
+  (:class:`~beamclaw_core.sessions.cycle_sweep.CycleSweep`).
 * every ``session_cleanup_interval_seconds``, only when ``[core] history_retention_days``
   is set: sessions last active longer ago than that are deleted with their history.
   Nothing else is ever deleted here: the session TTL only ends a session's *context*,
@@ -30,6 +32,7 @@ from loguru import logger
 from beamclaw_core.loop.turn_events import Compacted
 from beamclaw_core.providers import estimate_message_tokens
 from beamclaw_core.sessions.compacting import compact_lane
+from beamclaw_core.sessions.cycle_sweep import CycleSweep
 from beamclaw_core.sessions.lane import SessionLane
 from beamclaw_core.sessions.runtime import Runtime
 
@@ -64,6 +67,7 @@ class Maintenance:
         """Session id -> the last activity not yet idle-checked (lane loaded or not)."""
         self._checked: dict[str, float] = {}
         """Loaded lanes' last activity already idle-checked (pruned with the lanes)."""
+        self.sweep = CycleSweep()
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="core/maintenance")
@@ -96,7 +100,10 @@ class Maintenance:
                 nightly = True
         if cfg.idle_compaction_minutes is not None or cfg.nightly_hour is not None:
             await self._compaction(now, nightly, cfg.idle_compaction_minutes)
-        await self._evict_idle(cfg.lane_idle_seconds)
+        evicted = await self._evict_idle(cfg.lane_idle_seconds)
+        if evicted:
+            await asyncio.sleep(0)  # the stopped workers' done callbacks, which hold lanes
+            self.sweep.evicted(len(evicted), loaded=len(self._lanes()))
 
     async def _retention(self, now: float) -> None:
         days = self.rt.settings.history_retention_days

@@ -66,14 +66,14 @@ class VectorCandidates:
         missing = index.missing_vectors()
         if not missing:
             return
-        vectors = await self._gate.embed([index.doc(s).text for s in missing])
+        vectors = await self._gate.embed([index.text(s) for s in missing])
         items: list[tuple[str, np.ndarray, str]] = []
         for slot, vector in zip(missing, vectors, strict=True):
             if not index.set_vector(slot, vector):
                 expected = index.vectors.dimensions or 0
                 index.reset_vectors(model)
                 raise EmbeddingDimensionError(model, expected, int(vector.shape[0]))
-            items.append((index.doc(slot).key, vector, model))
+            items.append((index.key(slot), vector, model))
         changed = await self._indexes.rows.set_embeddings(agent_id, items)
         self._indexes.noted(agent_id, index, changed)
 

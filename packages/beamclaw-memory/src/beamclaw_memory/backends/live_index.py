@@ -95,7 +95,7 @@ class LiveIndexes:
 
     async def _full_sync(self, agent_id: str, index: AgentIndex) -> None:
         versions = await self.rows.versions(agent_id)
-        for key in [k for k in index.versions if k not in versions]:
+        for key in [k for k in index.row_keys() if k not in versions]:
             index.remove(key)
         await self._apply_changed(agent_id, index, versions)
         self._full_at[agent_id] = self._clock()
@@ -103,7 +103,7 @@ class LiveIndexes:
     async def _apply_changed(
         self, agent_id: str, index: AgentIndex, versions: dict[str, float]
     ) -> None:
-        changed = [k for k, v in versions.items() if index.versions.get(k) != v]
+        changed = [k for k, v in versions.items() if index.version(k) != v]
         if changed:
             for row in await self.rows.fetch(agent_id, changed):
                 index.apply(row)
@@ -112,7 +112,7 @@ class LiveIndexes:
     def noted(self, agent_id: str, index: AgentIndex, versions: dict[str, float]) -> None:
         """Record ``key -> changed_at`` of rows this process changed and ``index`` already
         reflects (embeddings attached); the next :meth:`synced` checks the store again."""
-        index.versions.update(versions)
+        index.note_versions(versions)
         for changed_at in versions.values():
             self._seen(agent_id, changed_at)
         index.signature = None

@@ -7,7 +7,7 @@ does I/O or reads a clock, so each is tested by value. Fused scores lie in ``[0,
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 Ranked = Sequence[tuple[int, float]]
 """A ranked list of ``(doc_id, score)``, best first."""
@@ -109,7 +109,7 @@ def mmr(
     return chosen
 
 
-def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+def jaccard(a: frozenset[Hashable], b: frozenset[Hashable]) -> float:
     """Token-set overlap, MMR's similarity when no vectors are available."""
     if not a or not b:
         return 0.0

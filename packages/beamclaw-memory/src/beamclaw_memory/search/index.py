@@ -3,11 +3,19 @@
 An :class:`AgentIndex` mirrors one agent's rows. It is refreshed from the row store by
 comparing ``changed_at`` versions (the service does that before every search), so it is a
 cache: dropping it loses nothing. Each row occupies one integer slot, shared by the BM25
-index, the vector table and the category codes; freed slots are reused.
+index, the vector table and the columns below; freed slots are reused.
+
+Kept by columns, not by object (issue 18: every finished session's transcript stays
+indexed, so what a row costs here is a per-session cost at rest): a row's key and text
+(and its source and line range) sit in per-slot lists, its category and three
+timestamps in numpy arrays, its tokens in the BM25 index as term ids. An
+:class:`IndexedDoc` is built when asked for (:meth:`AgentIndex.doc`); the slot -> key map
+and the timestamps answer the version checks of a sync.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,12 +26,17 @@ from beamclaw_memory.search.tokenizer import Tokenizer
 from beamclaw_memory.search.vectors import VectorTable
 from beamclaw_memory.service import MemoryCategory
 
-_CATEGORY_CODES = {c: i + 1 for i, c in enumerate(MemoryCategory)}
+_CATEGORIES = (None, *MemoryCategory)
+"""Category code -> category (code 0: a free slot)."""
+_CATEGORY_CODES = {c: i for i, c in enumerate(_CATEGORIES) if c is not None}
+_CREATED, _UPDATED, _CHANGED = 0, 1, 2
+"""Columns of the timestamp table."""
 
 
 @dataclass(frozen=True, slots=True)
 class IndexedDoc:
-    """What the index keeps of a row (no vector: that lives in the vector table)."""
+    """What the index keeps of a row (no vector: that lives in the vector table; no
+    tokens: those live in the BM25 index, see :meth:`AgentIndex.terms`)."""
 
     key: str
     text: str
@@ -31,8 +44,6 @@ class IndexedDoc:
     source: str | None
     created_at: float
     updated_at: float
-    content_hash: str
-    terms: frozenset[str]
     lines: tuple[int, int] | None = None
 
 
@@ -45,22 +56,74 @@ class AgentIndex:
         self.vectors = VectorTable()
         self.vector_model: str | None = None
         self.signature: Signature | None = None
-        self.versions: dict[str, float] = {}
         self._slots: dict[str, int] = {}
-        self._docs: list[IndexedDoc | None] = []
+        self._keys: list[str | None] = []
+        self._texts: list[str] = []
+        self._sources: list[str | None] = []
+        self._lines: list[tuple[int, int] | None] = []
         self._free: list[int] = []
         self._codes = np.zeros(64, dtype=np.int8)
+        self._times = np.zeros((64, 3), dtype=np.float64)
 
     def __len__(self) -> int:
         return len(self._slots)
 
+    @property
+    def versions(self) -> Mapping[str, float]:
+        """``key -> changed_at`` of every row the index holds (a live view)."""
+        return _Versions(self)
+
+    def version(self, key: str) -> float | None:
+        """The ``changed_at`` the index holds for ``key`` (None: not indexed)."""
+        slot = self._slots.get(key)
+        return None if slot is None else self._times.item(slot, _CHANGED)
+
+    def note_versions(self, versions: Mapping[str, float]) -> None:
+        """Record new ``changed_at`` values of rows the index holds (others are ignored:
+        a row it does not hold has no version here)."""
+        for key, changed_at in versions.items():
+            slot = self._slots.get(key)
+            if slot is not None:
+                self._times[slot, _CHANGED] = changed_at
+
     def slot(self, key: str) -> int | None:
         return self._slots.get(key)
 
+    def row_keys(self) -> Iterator[str]:
+        """The keys of the rows the index holds."""
+        return iter(self._slots)
+
+    def key(self, slot: int) -> str:
+        key = self._keys[slot]
+        assert key is not None, f"slot {slot} is free"
+        return key
+
+    def text(self, slot: int) -> str:
+        self.key(slot)  # asserts the slot is live
+        return self._texts[slot]
+
+    def category(self, slot: int) -> MemoryCategory:
+        category = _CATEGORIES[int(self._codes[slot])]
+        assert category is not None, f"slot {slot} is free"
+        return category
+
+    def created_at(self, slot: int) -> float:
+        return self._times.item(slot, _CREATED)
+
     def doc(self, slot: int) -> IndexedDoc:
-        doc = self._docs[slot]
-        assert doc is not None, f"slot {slot} is free"
-        return doc
+        return IndexedDoc(
+            key=self.key(slot),
+            text=self._texts[slot],
+            category=self.category(slot),
+            source=self._sources[slot],
+            created_at=self._times.item(slot, _CREATED),
+            updated_at=self._times.item(slot, _UPDATED),
+            lines=self._lines[slot],
+        )
+
+    def terms(self, slot: int) -> frozenset[int]:
+        """The slot's distinct tokens, as BM25 term ids (equal sets: equal token sets)."""
+        return self.bm25.terms(slot)
 
     def slots(self) -> list[int]:
         return list(self._slots.values())
@@ -68,31 +131,15 @@ class AgentIndex:
     def apply(self, row: MemoryRow) -> None:
         """Insert or replace ``row``; its vector is kept when it is of ``vector_model``."""
         slot = self._slots.get(row.key)
-        old = self._docs[slot] if slot is not None else None
-        if slot is None:
-            slot = self._free.pop() if self._free else len(self._docs)
-            if slot == len(self._docs):
-                self._docs.append(None)
-            self._slots[row.key] = slot
-        if old is None or old.content_hash != row.content_hash:
-            tokens = self.tokenizer(row.value)
-            self.bm25.add(slot, tokens)
-            terms = frozenset(tokens)
-        else:
-            terms = old.terms
-        self._docs[slot] = IndexedDoc(
-            key=row.key,
-            text=row.value,
-            category=row.category,
-            source=row.source,
-            created_at=row.created_at,
-            updated_at=row.updated_at,
-            content_hash=row.content_hash,
-            terms=terms,
-            lines=row.lines,
-        )
-        self._set_code(slot, _CATEGORY_CODES[row.category])
-        self.versions[row.key] = row.changed_at
+        if slot is None or self._texts[slot] != row.value:
+            if slot is None:
+                slot = self._new_slot(row.key)
+            self.bm25.add(slot, self.tokenizer(row.value))
+        self._texts[slot] = row.value
+        self._sources[slot] = row.source
+        self._lines[slot] = row.lines
+        self._codes[slot] = _CATEGORY_CODES[row.category]
+        self._times[slot] = (row.created_at, row.updated_at, row.changed_at)
         self.vectors.discard(slot)
         if (
             row.embedding is not None
@@ -100,6 +147,22 @@ class AgentIndex:
             and row.embedding_model == self.vector_model
         ):
             self.set_vector(slot, row.embedding)
+
+    def _new_slot(self, key: str) -> int:
+        if self._free:
+            slot = self._free.pop()
+            self._keys[slot] = key
+        else:
+            slot = len(self._keys)
+            self._keys.append(key)
+            self._texts.append("")
+            self._sources.append(None)
+            self._lines.append(None)
+            if slot >= self._codes.shape[0]:
+                self._codes = np.concatenate([self._codes, np.zeros_like(self._codes)])
+                self._times = np.concatenate([self._times, np.zeros_like(self._times)])
+        self._slots[key] = slot
+        return slot
 
     def set_vector(self, slot: int, vector: np.ndarray) -> bool:
         """Attach a vector; False (and nothing stored) when its dimension does not fit."""
@@ -116,21 +179,15 @@ class AgentIndex:
 
     def remove(self, key: str) -> None:
         slot = self._slots.pop(key, None)
-        self.versions.pop(key, None)
         if slot is None:
             return
         self.bm25.remove(slot)
         self.vectors.discard(slot)
-        self._docs[slot] = None
-        self._set_code(slot, 0)
+        self._keys[slot] = self._sources[slot] = self._lines[slot] = None
+        self._texts[slot] = ""
+        self._codes[slot] = 0
+        self._times[slot] = 0.0
         self._free.append(slot)
-
-    def _set_code(self, slot: int, code: int) -> None:
-        if slot >= self._codes.shape[0]:
-            grown = np.zeros(max(slot + 1, self._codes.shape[0] * 2), dtype=np.int8)
-            grown[: self._codes.shape[0]] = self._codes
-            self._codes = grown
-        self._codes[slot] = code
 
     def mask(self, category: MemoryCategory | None) -> np.ndarray | None:
         """Bool mask over slots of one category (None = every live slot is allowed)."""
@@ -141,3 +198,22 @@ class AgentIndex:
     def missing_vectors(self) -> list[int]:
         """Live slots without a vector of the current model."""
         return [s for s in self._slots.values() if not self.vectors.has(s)]
+
+
+class _Versions(Mapping[str, float]):
+    """:attr:`AgentIndex.versions`: the index's keys with their ``changed_at``."""
+
+    def __init__(self, index: AgentIndex) -> None:
+        self._index = index
+
+    def __getitem__(self, key: str) -> float:
+        version = self._index.version(key)
+        if version is None:
+            raise KeyError(key)
+        return version
+
+    def __iter__(self) -> Iterator[str]:
+        return self._index.row_keys()
+
+    def __len__(self) -> int:
+        return len(self._index)

@@ -57,12 +57,12 @@ def rank(
     if decay.enabled:
         decaying = {MemoryCategory(c) for c in decay.categories}
         for slot, score in scores.items():
-            doc = index.doc(slot)
-            if doc.category in decaying:
-                scores[slot] = score * decay_factor(now - doc.created_at, decay.half_life_days)
+            if index.category(slot) in decaying:
+                age = now - index.created_at(slot)
+                scores[slot] = score * decay_factor(age, decay.half_life_days)
     ranked = sorted(
         ((s, v) for s, v in scores.items() if v >= cfg.min_score and v > 0.0),
-        key=lambda p: (-p[1], index.doc(p[0]).key),
+        key=lambda p: (-p[1], index.key(p[0])),
     )
     if cfg.mmr.enabled and len(ranked) > 1:
 
@@ -70,7 +70,7 @@ def rank(
             va, vb = index.vectors.get(a), index.vectors.get(b)
             if va is not None and vb is not None:
                 return float(np.dot(va, vb))
-            return jaccard(index.doc(a).terms, index.doc(b).terms)
+            return jaccard(index.terms(a), index.terms(b))
 
         return mmr(ranked, similarity, cfg.mmr.lambda_, limit)
     return ranked[:limit]
