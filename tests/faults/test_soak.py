@@ -27,8 +27,9 @@ from .gateway_process import GatewayProcess, base_config, free_port
 from .knobs import SOAK_SECONDS
 
 pytestmark = [pytest.mark.faults, pytest.mark.slow, pytest.mark.soak]
-"""``soak``: ``make test`` leaves it out while RSS still grows under load (an open
-finding, docs/faults.md); ``make faults`` runs it."""
+"""``soak``: ``make faults`` runs it, ``make test`` leaves it out: a fresh gateway's
+bounded caches fill over its first minutes, which a short soak's slope would measure
+(docs/faults.md, section 4)."""
 
 WORKERS = 3
 PAUSE = 0.05

@@ -1,21 +1,31 @@
-"""Giving the heap memory a gateway freed back to the operating system.
+"""Freeing a gateway's garbage cycles and giving the heap memory back to the system.
 
-glibc's ``malloc`` keeps what a process frees for its next allocations: after a burst
-of turns the freed pages stay in the process's RSS, scattered between live blocks where
-the heap's automatic trim (only at its top) never reaches them. Measured in a soak
-(docs/faults.md): about 8 KiB a turn of RSS growth over the first thousands of turns
-with no Python object surviving; ``malloc_trim(0)`` gave 4-7 MiB back each time.
+Two things kept a soak's RSS rising (docs/faults.md, *Soak*):
 
-:class:`HeapTrimmer` calls ``malloc_trim(0)`` every ``[gateway] heap_trim_seconds``.
-Invariants: on a C library without ``malloc_trim`` (musl, macOS) it does nothing; a trim
-runs on a worker thread, never on the event loop (it takes the allocator's locks for a
-few milliseconds), and one at a time; a failed trim is logged and the next one tried.
+* **Cycles aged into the old generation.** An evicted session lane leaves a cycle
+  (its cancelled tasks' ``CancelledError`` tracebacks hold their frames, which hold the
+  lane). With the gateway's young-generation threshold (``[gateway] gc_threshold``,
+  10,000) a lane idle for seconds outlives two passes and reaches the old generation,
+  whose full pass CPython runs only every ten middle ones -- minutes apart under load.
+  Meanwhile every dropped session's messages, events and encodings wait there, and the
+  heap grows around them. A full ``gc.collect()`` every period bounds that wait.
+* **Freed pages kept by glibc.** ``malloc`` keeps what a process frees for its next
+  allocations; freed pages between live blocks stay in RSS, out of the reach of the
+  heap's automatic trim (only at its top). ``malloc_trim(0)`` gives them back.
+
+:class:`HeapTrimmer` does both, in that order, every ``[gateway] heap_trim_seconds``.
+Invariants: the collection runs on the event loop's thread (finalizers and weak
+reference callbacks run where the objects they touch live); the trim runs on a worker
+thread, never on the event loop (it takes the allocator's locks for a few
+milliseconds), one at a time; on a C library without ``malloc_trim`` (musl, macOS) only
+the collection runs; a failed round is logged and the next one tried.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import time
 from collections.abc import Callable
 
@@ -27,22 +37,35 @@ __all__ = ["HeapTrimmer"]
 
 
 class HeapTrimmer:
-    """Trims the heap every ``every_seconds`` while started (nothing when 0)."""
+    """Collects garbage cycles, then trims the heap, every ``every_seconds`` while
+    started (nothing when 0).
 
-    def __init__(self, every_seconds: float, trim: Callable[[], int] | None = None) -> None:
+    ``trim``: the C library's ``malloc_trim(0)`` by default; ``collect``: a full
+    ``gc.collect()`` by default (both injectable for tests)."""
+
+    def __init__(
+        self,
+        every_seconds: float,
+        trim: Callable[[], int] | None = None,
+        collect: Callable[[], int] = gc.collect,
+    ) -> None:
         self.every_seconds = every_seconds
         self._trim = trim if trim is not None else malloc_trim()
+        self._collect = collect
         self._task: asyncio.Task[None] | None = None
         self.trims = 0
+        self.collections = 0
         self.last_seconds = 0.0
         """How long the last trim took."""
+        self.last_collect_seconds = 0.0
+        """How long the last full collection took (on the event loop)."""
 
     @property
     def active(self) -> bool:
         return self._task is not None and not self._task.done()
 
     def start(self) -> None:
-        if self.every_seconds > 0 and self._trim is not None and not self.active:
+        if self.every_seconds > 0 and not self.active:
             self._task = asyncio.create_task(self._run(), name="heap-trim")
 
     async def stop(self) -> None:
@@ -51,6 +74,13 @@ class HeapTrimmer:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+
+    def collect_once(self) -> None:
+        """One full collection, here on the event loop's thread."""
+        started = time.perf_counter()
+        self._collect()
+        self.last_collect_seconds = time.perf_counter() - started
+        self.collections += 1
 
     async def trim_once(self) -> None:
         """One trim on a worker thread."""
@@ -66,6 +96,7 @@ class HeapTrimmer:
         while True:
             await asyncio.sleep(self.every_seconds)
             try:
+                self.collect_once()
                 await self.trim_once()
             except Exception:
                 logger.exception("heap trim failed")

@@ -265,10 +265,12 @@ class GatewaySettings(Section):
     gc_freeze: bool = True
     """Once started, keep what start-up built out of the collector's passes
     (``gc.freeze()``; undone when the gateway stops)."""
-    heap_trim_seconds: float = Field(default=60.0, ge=0)
-    """Every this many seconds, give the heap memory the process freed back to the
-    operating system (glibc's ``malloc_trim``; nothing on other C libraries); 0: never.
-    Without it RSS keeps the high-water mark of past bursts (docs/faults.md, *Soak*)."""
+    heap_trim_seconds: float = Field(default=30.0, ge=0)
+    """Every this many seconds, collect the garbage cycles that reached the collector's
+    old generation (a full pass on the event loop, tens of ms), then give the heap
+    memory the process freed back to the operating system (glibc's ``malloc_trim``;
+    nothing on other C libraries); 0: never. Without it RSS keeps rising under load
+    (docs/faults.md, *Soak*)."""
 
     @field_validator("webhooks")
     @classmethod
