@@ -40,7 +40,7 @@ after turn sees them. Reported, each the median over ``ROUNDS`` rounds:
   machine, steadier than wall-clock latency when other work shares the cores;
 * ``framework_floor_added_p50_ms``: a FastAPI app on uvicorn that only validates the
   request into the gateway's model, makes the one upstream call and answers it
-  (:mod:`bench.floor`), minus the direct call, in alternating blocks: the least this
+  (:mod:`bench._floor`), minus the direct call, in alternating blocks: the least this
   stack adds; ``added_beyond_floor_p50_ms`` is the headline minus it (BeamClaw's own
   work: session, store, prompt, memory, loop);
 * ``core_in_process_p50_ms``: the same fresh-session turn through ``Core.send`` in the
@@ -66,8 +66,8 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 import orjson
 
+from bench._floor import served_floor
 from bench.common import fake_upstream_process, max_rss_mb, percentile
-from bench.floor import served_floor
 
 if TYPE_CHECKING:
     from beamclaw_core.api import Core
@@ -184,7 +184,7 @@ async def _paired(
 async def _paired_floor(
     client: aiohttp.ClientSession, direct_url: str, floor_url: str
 ) -> tuple[list[float], list[float]]:
-    """Direct requests and requests through the framework floor (:mod:`bench.floor`), in
+    """Direct requests and requests through the framework floor (:mod:`bench._floor`), in
     alternating blocks of ``BLOCK``."""
     direct: list[float] = []
     floor: list[float] = []

@@ -101,3 +101,17 @@ def test_the_latency_plot_prefers_the_peers_run_and_falls_back_to_load() -> None
     lines = _latency_lines(results)
     assert list(lines) == ["direct", "beamclaw"]
     assert lines["beamclaw"]["p50"][0] == 25.0
+
+
+def test_every_area_make_bench_runs_has_a_run_function() -> None:
+    """A helper module named like an area (not ``_private``) fails ``make bench``."""
+    import importlib
+
+    from bench.__main__ import discover
+
+    missing = [
+        name
+        for name in discover()
+        if not callable(getattr(importlib.import_module(f"bench.{name}"), "run", None))
+    ]
+    assert missing == []
