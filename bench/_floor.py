@@ -13,7 +13,6 @@ BeamClaw's own work.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
@@ -21,12 +20,12 @@ from typing import Any
 
 import aiohttp
 import orjson
-import uvicorn
 from fastapi import FastAPI
 from fastapi.responses import Response
 
 from beamclaw_core import Usage
 from beamclaw_gateway.openai_models import ChatCompletion, ChatCompletionRequest
+from beamclaw_gateway.testing import serve_app
 
 _UPSTREAM_BODY = {"model": "fake-model", "messages": [{"role": "user", "content": "bench"}]}
 
@@ -61,26 +60,8 @@ def floor_app(upstream: str, client: aiohttp.ClientSession) -> FastAPI:
 @asynccontextmanager
 async def served_floor(upstream: str) -> AsyncGenerator[str]:
     """The floor app on ``127.0.0.1:<free port>``; yields its ``/v1/chat/completions`` URL."""
-    async with aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as client:
-        server = uvicorn.Server(
-            uvicorn.Config(
-                floor_app(upstream, client),
-                host="127.0.0.1",
-                port=0,
-                lifespan="on",
-                log_level="warning",
-                access_log=False,
-            )
-        )
-        task = asyncio.create_task(server.serve())
-        while not server.started:
-            if task.done():
-                task.result()
-                raise RuntimeError("uvicorn did not start")
-            await asyncio.sleep(0.01)
-        port = int(server.servers[0].sockets[0].getsockname()[1])
-        try:
-            yield f"http://127.0.0.1:{port}/v1/chat/completions"
-        finally:
-            server.should_exit = True
-            await task
+    async with (
+        aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as client,
+        serve_app(floor_app(upstream, client)) as port,
+    ):
+        yield f"http://127.0.0.1:{port}/v1/chat/completions"

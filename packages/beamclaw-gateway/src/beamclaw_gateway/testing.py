@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
@@ -74,6 +75,20 @@ async def live_gateway(
     config = config or quiet_config()
     runtime = GatewayRuntime(config, provider_factory=factory, database_factory=database_factory)
     app = create_app(runtime)
+    async with serve_app(
+        app,
+        ws_ping_interval=config.gateway.ws.ping_interval_seconds,
+        ws_ping_timeout=config.gateway.ws.ping_interval_seconds,
+        timeout_graceful_shutdown=config.gateway.http.shutdown_grace_seconds,
+    ) as port:
+        yield LiveGateway(runtime, app, port)
+
+
+@asynccontextmanager
+async def serve_app(app: Any, **settings: Any) -> AsyncGenerator[int]:
+    """Serve the ASGI ``app`` with uvicorn on ``127.0.0.1:<free port>`` in this event loop
+    (lifespan on, quiet), ``settings`` added to its ``uvicorn.Config``; yields the port
+    once it listens, and stops the server after the block."""
     server = uvicorn.Server(
         uvicorn.Config(
             app,
@@ -82,9 +97,7 @@ async def live_gateway(
             lifespan="on",
             log_level="warning",
             access_log=False,
-            ws_ping_interval=config.gateway.ws.ping_interval_seconds,
-            ws_ping_timeout=config.gateway.ws.ping_interval_seconds,
-            timeout_graceful_shutdown=config.gateway.http.shutdown_grace_seconds,
+            **settings,
         )
     )
     task = asyncio.create_task(server.serve())
@@ -93,9 +106,8 @@ async def live_gateway(
             task.result()
             raise RuntimeError("uvicorn did not start")
         await asyncio.sleep(0.01)
-    port = int(server.servers[0].sockets[0].getsockname()[1])
     try:
-        yield LiveGateway(runtime, app, port)
+        yield int(server.servers[0].sockets[0].getsockname()[1])
     finally:
         server.should_exit = True
         await task
