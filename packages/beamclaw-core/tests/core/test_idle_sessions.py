@@ -178,9 +178,23 @@ async def test_evicted_lanes_leave_the_heap_not_only_the_map(
         gc.enable()
 
 
+def test_a_full_pass_made_elsewhere_starts_the_count_again() -> None:
+    """The heap trimmer's (or CPython's own) full pass frees the lanes evicted before it:
+    the sweep does not run another for them."""
+    passes: list[int] = []
+    full = [0]
+    sweep = CycleSweep(lambda: passes.append(1), full_passes=lambda: full[0])
+    assert not sweep.evicted(MIN_EVICTED - 1, loaded=0)
+    full[0] += 1  # the trimmer collected
+    assert not sweep.evicted(MIN_EVICTED - 1, loaded=0)
+    assert sweep.pending == MIN_EVICTED - 1 and passes == []
+    assert sweep.evicted(1, loaded=0)
+    assert passes == [1]
+
+
 def test_the_sweep_waits_for_enough_evicted_lanes() -> None:
     passes: list[int] = []
-    sweep = CycleSweep(lambda: passes.append(1))
+    sweep = CycleSweep(lambda: passes.append(1), full_passes=lambda: 0)
     assert not sweep.evicted(0, loaded=0)
     assert not sweep.evicted(MIN_EVICTED - 1, loaded=0)
     assert sweep.evicted(1, loaded=0), "MIN_EVICTED reached"

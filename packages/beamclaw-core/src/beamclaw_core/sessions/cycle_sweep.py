@@ -14,8 +14,13 @@ full pass (garbage up to a quarter of what lives), counted in lanes — so its c
 evicted lane stays flat however many lanes are loaded, and a gateway evicting a few
 lanes a minute does not pay one per maintenance pass.
 
-Invariants: pure counting plus the injected ``collect``; nothing is collected while
-fewer than :data:`MIN_EVICTED` lanes have been evicted since the last pass.
+A full pass made by anyone else (CPython's own, the gateway's heap trimmer's every
+``[gateway] heap_trim_seconds``) freed the lanes evicted before it: the count starts
+again from there, so the sweep never repeats a pass that just ran.
+
+Invariants: pure counting plus the injected ``collect`` and ``full_passes``; nothing is
+collected while fewer than :data:`MIN_EVICTED` lanes have been evicted since the last
+full pass, whoever made it.
 """
 
 from __future__ import annotations
@@ -34,8 +39,15 @@ LOADED_SHARE = 0.25
 class CycleSweep:
     """Counts evicted lanes; runs ``collect`` (a full pass) when enough have piled up."""
 
-    def __init__(self, collect: Callable[[], object] = gc.collect) -> None:
+    def __init__(
+        self,
+        collect: Callable[[], object] = gc.collect,
+        full_passes: Callable[[], int] = lambda: int(gc.get_stats()[2]["collections"]),
+    ) -> None:
+        """``full_passes()``: how many full passes the process has made so far."""
         self._collect = collect
+        self._full_passes = full_passes
+        self._seen = full_passes()
         self.pending = 0
         """Lanes evicted since the last full pass."""
         self.sweeps = 0
@@ -43,10 +55,14 @@ class CycleSweep:
     def evicted(self, count: int, *, loaded: int) -> bool:
         """Note ``count`` lanes gone with ``loaded`` still in memory; True when this
         ran a full pass."""
+        passes = self._full_passes()
+        if passes != self._seen:  # another full pass freed what was evicted before it
+            self._seen, self.pending = passes, 0
         self.pending += count
         if self.pending < max(MIN_EVICTED, loaded * LOADED_SHARE):
             return False
         self._collect()
+        self._seen = self._full_passes()
         self.pending = 0
         self.sweeps += 1
         return True
