@@ -3,8 +3,13 @@
 Invariants:
 
 * Every write and delete goes through :class:`LiveIndexes`: the rows change in the store
-  and, under the agent's lock, in its index (when one is built), and the index's
-  signature is cleared so the next :meth:`~LiveIndexes.synced` checks the store again.
+  and, under the agent's lock, in its index (when one is built). A delete clears the
+  index's signature, so the next :meth:`~LiveIndexes.synced` checks the store again; an
+  upsert moves it to the signature the upsert left when the index held the one just
+  before it (no other write came between: the index is the store's) and no incremental
+  sync since the last full one may have missed a late-stamped row, and clears it
+  otherwise. So the searches of a process that alone writes an agent's memory (the
+  transcript indexer, between every two turns) read the signature and nothing more.
 * :meth:`~LiveIndexes.synced` reconciles the index with the store first — the agent's
   signature (its write and delete counters, one primary-key read), and when it differs,
   the versions of the rows changed since the newest one the index holds (less
@@ -63,6 +68,9 @@ class LiveIndexes:
         """The newest ``changed_at`` each agent's index has applied."""
         self._deletes: dict[str, int] = {}
         """Each agent's delete counter at its last sync."""
+        self._unsure: set[str] = set()
+        """Agents whose index had an incremental sync (of another process's writes) since
+        its last full one: until that runs, a row stamped late may be missing."""
 
     def _lock(self, agent_id: str) -> asyncio.Lock:
         lock = self._locks.get(agent_id)
@@ -89,6 +97,7 @@ class LiveIndexes:
                     newest = self._newest.get(agent_id, 0.0)
                     versions = await self.rows.versions(agent_id, after=newest - CLOCK_MARGIN)
                     await self._apply_changed(agent_id, index, versions)
+                    self._unsure.add(agent_id)
                 index.signature = signature
                 self._deletes[agent_id] = signature[1]
             return index
@@ -99,6 +108,7 @@ class LiveIndexes:
             index.remove(key)
         await self._apply_changed(agent_id, index, versions)
         self._full_at[agent_id] = self._clock()
+        self._unsure.discard(agent_id)
 
     async def _apply_changed(
         self, agent_id: str, index: AgentIndex, versions: dict[str, float]
@@ -124,13 +134,17 @@ class LiveIndexes:
     async def write(self, agent_id: str, rows: Sequence[MemoryRow]) -> None:
         """Upsert ``rows`` and apply them (with their new versions) to the index."""
         async with self._lock(agent_id):
-            changed = await self.rows.upsert(agent_id, rows)
+            if not rows:
+                return
+            written = await self.rows.upsert(agent_id, rows)
             index = self._indexes.get(agent_id)
             if index is not None:
+                changed = written.changed
                 for row in rows:
                     index.apply(replace(row, changed_at=changed[row.key]))
                     self._seen(agent_id, changed[row.key])
-                index.signature = None
+                in_step = index.signature == written.before and agent_id not in self._unsure
+                index.signature = written.signature if in_step else None
 
     async def delete(self, agent_id: str, keys: Sequence[str]) -> int:
         """Delete the rows of ``keys``; returns how many existed."""

@@ -25,6 +25,21 @@ Signature = tuple[int, int]
 
 
 @dataclass(frozen=True, slots=True)
+class Upserted:
+    """What an upsert did: each key's new ``changed_at``, and the agent's signature right
+    after it, read in its transaction (an upsert moves ``writes`` by exactly one, so the
+    signature just before it was ``(writes - 1, deletes)``)."""
+
+    changed: dict[str, float]
+    signature: Signature
+
+    @property
+    def before(self) -> Signature:
+        """The signature the store had just before this upsert."""
+        return (self.signature[0] - 1, self.signature[1])
+
+
+@dataclass(frozen=True, slots=True)
 class MemoryRow:
     """One stored unit. ``embedding`` belongs to ``embedding_model`` (both or neither)."""
 
@@ -56,8 +71,9 @@ class SourceState:
 class RowStore(Protocol):
     """Persistence of rows and indexed-source states, scoped by agent."""
 
-    async def upsert(self, agent_id: str, rows: Sequence[MemoryRow]) -> dict[str, float]:
-        """Insert or replace rows; returns each key's new ``changed_at``."""
+    async def upsert(self, agent_id: str, rows: Sequence[MemoryRow]) -> Upserted:
+        """Insert or replace rows (at least one); returns each key's new ``changed_at``
+        and the signature it left."""
         ...
 
     async def get(self, agent_id: str, key: str) -> MemoryRow | None: ...
@@ -137,15 +153,16 @@ class InMemoryRowStore:
     def _agent(self, agent_id: str) -> dict[str, MemoryRow]:
         return self._rows.setdefault(agent_id, {})
 
-    async def upsert(self, agent_id: str, rows: Sequence[MemoryRow]) -> dict[str, float]:
+    async def upsert(self, agent_id: str, rows: Sequence[MemoryRow]) -> Upserted:
+        if not rows:
+            raise ValueError("an upsert needs at least one row")
         table = self._agent(agent_id)
         changed: dict[str, float] = {}
         for row in rows:
             table[row.key] = replace(row, changed_at=self._clock.next())
             changed[row.key] = table[row.key].changed_at
-        if changed:
-            self._bump(agent_id, writes=1)
-        return changed
+        self._bump(agent_id, writes=1)
+        return Upserted(changed, self._counts[agent_id])
 
     async def get(self, agent_id: str, key: str) -> MemoryRow | None:
         return self._agent(agent_id).get(key)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from beamclaw_memory.backends.rows import ChangeClock, MemoryRow, Signature, SourceState
+from beamclaw_memory.backends.rows import ChangeClock, MemoryRow, Signature, SourceState, Upserted
 from beamclaw_memory.dialect import dialect_insert
 from beamclaw_memory.prepared import Prepared
 from beamclaw_memory.service import MemoryCategory
@@ -146,13 +146,16 @@ def _upsert_entries(dialect: str) -> Any:
 @cache
 def _bump(dialect: str, column: str) -> Any:
     """Add one to the agent's ``column`` counter (``writes`` or ``deletes``), creating its
-    row at first (built once per dialect and column)."""
+    row at first, returning both counters as they are then (built once per dialect and
+    column)."""
     ins = dialect_insert(dialect, g).values(
         agent_id=sa.bindparam("b_agent"),
         writes=1 if column == "writes" else 0,
         deletes=1 if column == "deletes" else 0,
     )
-    return ins.on_conflict_do_update(index_elements=["agent_id"], set_={column: g.c[column] + 1})
+    return ins.on_conflict_do_update(
+        index_elements=["agent_id"], set_={column: g.c[column] + 1}
+    ).returning(g.c.writes, g.c.deletes)
 
 
 class SqlRowStore:
@@ -162,9 +165,9 @@ class SqlRowStore:
         self._db = database
         self._clock = clock or ChangeClock()
 
-    async def upsert(self, agent_id: str, rows: Sequence[MemoryRow]) -> dict[str, float]:
+    async def upsert(self, agent_id: str, rows: Sequence[MemoryRow]) -> Upserted:
         if not rows:
-            return {}
+            raise ValueError("an upsert needs at least one row")
         values: list[dict[str, Any]] = [
             {
                 "agent_id": agent_id,
@@ -186,13 +189,14 @@ class SqlRowStore:
         stmt = _upsert_entries(self._db.dialect)
         bump = _bump(self._db.dialect, "writes")
 
-        def work(unit: Unit) -> None:
+        def work(unit: Unit) -> Signature:
             for start in range(0, len(values), _BATCH):
                 unit.execute(stmt, values[start : start + _BATCH])
-            unit.execute(bump, {"b_agent": agent_id})
+            writes, deletes = unit.execute(bump, {"b_agent": agent_id}).one()
+            return (int(writes), int(deletes))
 
-        await self._db.write(work)
-        return {str(v["key"]): float(v["changed_at"]) for v in values}
+        signature = await self._db.write(work)
+        return Upserted({str(v["key"]): float(v["changed_at"]) for v in values}, signature)
 
     async def get(self, agent_id: str, key: str) -> MemoryRow | None:
         rows = await self.fetch(agent_id, [key])
