@@ -85,7 +85,7 @@ class SourceIndexer:
     async def _index_workspace(self, agent_id: str, root: Path) -> IndexReport:
         files = workspace_files(root)
         seen = fingerprint(files)
-        if seen is not None and self._settled.unchanged((agent_id, root), seen[0]):
+        if self._settled.unchanged((agent_id, root), seen[0]):
             return IndexReport(sources_seen=len(files), sources_unchanged=len(files))
         states = await self._rows.source_states(agent_id, FILE_SOURCE_PREFIX)
         report = _Tally()
@@ -97,10 +97,7 @@ class SourceIndexer:
             await self._indexes.forget(agent_id, list(removed))
             report.sources_removed += 1
             report.chunks_removed += len(removed)
-        if seen is not None:
-            self._settled.record(
-                (agent_id, root), *seen, self._clock(), complete=not report.skipped
-            )
+        self._settled.record((agent_id, root), *seen, self._clock(), complete=not report.skipped)
         return report.freeze()
 
     async def _index_file(

@@ -20,14 +20,10 @@ RACY_SECONDS = 2.0
 Fingerprint = tuple[tuple[str, int, int], ...]
 
 
-def fingerprint(files: Sequence[WorkspaceFile]) -> tuple[Fingerprint, float] | None:
-    """The fingerprint of ``files`` and their newest mtime; None when a stat fails."""
-    try:
-        stats = [(f.source, f.path.stat()) for f in files]
-    except OSError:
-        return None
-    newest = max((st.st_mtime for _, st in stats), default=0.0)
-    return tuple((source, st.st_size, st.st_mtime_ns) for source, st in stats), newest
+def fingerprint(files: Sequence[WorkspaceFile]) -> tuple[Fingerprint, float]:
+    """The fingerprint of ``files`` (as their scan saw them) and their newest mtime."""
+    newest = max((f.mtime_ns for f in files), default=0) / 1e9
+    return tuple((f.source, f.size, f.mtime_ns) for f in files), newest
 
 
 class SettledWorkspaces:

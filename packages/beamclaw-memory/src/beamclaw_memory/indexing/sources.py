@@ -48,13 +48,21 @@ def content_hash(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class WorkspaceFile:
-    """A file the indexer reads: its source name, path, category and date (daily logs)."""
+    """A file the indexer reads: its source name, location, category and date (daily
+    logs), with its size and mtime as the scan that found it saw them."""
 
     source: str
-    path: Path
+    location: str
+    """The file's path (a string: a scan before every search builds no ``Path``)."""
     relpath: str
     category: MemoryCategory
     dated: float | None = None
+    size: int = 0
+    mtime_ns: int = 0
+
+    @property
+    def path(self) -> Path:
+        return Path(self.location)
 
 
 def _daily_timestamp(name: str) -> float | None:
@@ -70,45 +78,59 @@ def _daily_timestamp(name: str) -> float | None:
 
 def workspace_files(workspace: Path) -> list[WorkspaceFile]:
     """The indexable files present in ``workspace`` (symlinks leaving it are skipped;
-    none when it is not a directory).
+    none when it is not a directory), each with the size and mtime of that moment.
 
-    Runs before every auto-context search, so it costs one ``lstat`` per candidate: a
-    path is resolved only when it is a symlink (or lies in a symlinked ``memory/``), the
-    only way a name under the workspace can lead out of it.
+    Runs before every auto-context search, so it costs one ``lstat`` per candidate (and
+    builds no ``Path``): a path is resolved only when it is a symlink (or lies in a
+    symlinked ``memory/``), the only way a name under the workspace can lead out of it.
     """
     found: list[WorkspaceFile] = []
-    if not workspace.is_dir():
+    base = os.fspath(workspace)
+    try:
+        if not stat.S_ISDIR(os.stat(base).st_mode):
+            return found
+    except OSError:
         return found
-    root: list[Path] = []  # the resolved workspace, computed for the first symlink only
-
-    def inside(path: Path) -> bool:
-        if not root:
-            root.append(workspace.resolve())
-        resolved = path.resolve()
-        return resolved.is_file() and resolved.is_relative_to(root[0])
+    root: list[str] = []  # the resolved workspace, computed for the first symlink only
 
     def add(
         rel: str, category: MemoryCategory, dated: float | None = None, linked: bool = False
     ) -> None:
-        path = workspace / rel
+        location = os.path.join(base, rel)
         try:
-            mode = os.lstat(path).st_mode
-            if stat.S_ISLNK(mode) or linked:
-                if not inside(path):
+            st = os.lstat(location)
+            if stat.S_ISLNK(st.st_mode) or linked:
+                if not root:
+                    root.append(os.path.realpath(base))
+                resolved = os.path.realpath(location)
+                if os.path.commonpath((resolved, root[0])) != root[0]:
                     return
-            elif not stat.S_ISREG(mode):
+                st = os.stat(resolved)
+                if not stat.S_ISREG(st.st_mode):
+                    return
+            elif not stat.S_ISREG(st.st_mode):
                 return
-        except OSError:
+        except (OSError, ValueError):
             return
-        found.append(WorkspaceFile(FILE_SOURCE_PREFIX + rel, path, rel, category, dated))
+        found.append(
+            WorkspaceFile(
+                FILE_SOURCE_PREFIX + rel,
+                location,
+                rel,
+                category,
+                dated,
+                st.st_size,
+                st.st_mtime_ns,
+            )
+        )
 
     add(MEMORY_FILE, MemoryCategory.CORE)
     for name in BOOTSTRAP_FILES:
         add(name, MemoryCategory.CORE)
-    daily = workspace / DAILY_DIR
+    daily = os.path.join(base, DAILY_DIR)
     try:
         linked = stat.S_ISLNK(os.lstat(daily).st_mode)
-        names = sorted(os.listdir(daily)) if daily.is_dir() else []
+        names = sorted(os.listdir(daily)) if os.path.isdir(daily) else []
     except OSError:
         names, linked = [], False
     for name in names:
