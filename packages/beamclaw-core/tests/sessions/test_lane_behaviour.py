@@ -22,6 +22,8 @@ from beamclaw_core.loop import (
 )
 from beamclaw_core.loop import effects as fx
 from beamclaw_core.loop.history import history_problems
+from beamclaw_core.messages import Message
+from beamclaw_core.providers import CompletionOptions
 from beamclaw_core.sessions import SessionAddress, TurnNotStartedError
 from beamclaw_core.settings import CoreSettings
 from beamclaw_core.testing import CallTool, Hang, Reply, ScriptedProvider
@@ -293,7 +295,9 @@ async def test_a_message_to_an_idle_session_is_stored_when_send_returns(
 async def test_a_message_that_cannot_be_stored_fails_its_send(
     make_core: Callable[..., Any],
 ) -> None:
-    core: Core = make_core(ScriptedProvider([Reply("fine")]))
+    # the turn's first commit overlaps its first model call, so the model may have been
+    # asked already when the commit fails: its answer is dropped, nothing is stored
+    core: Core = make_core(ScriptedProvider([Reply("fine")], repeat_last=True))
     await core.start(maintenance=False)
     with pytest.raises(Exception) as failed:
         await asyncio.wait_for(core.send(ADDR, "a lone surrogate \ud800"), 10)
@@ -379,3 +383,29 @@ async def test_a_turns_llm_request_is_out_before_its_sender_is_answered(
     assert len(provider.calls) == 1
     await core.cancel(handle.session_id)
     assert isinstance(await handle.result(), Cancelled)
+
+
+async def test_a_turns_first_commit_overlaps_its_first_model_call(
+    make_core: Callable[..., Any],
+) -> None:
+    # issue 18: the message's commit runs while the model thinks, not before the request
+    # leaves; its sender is told it was accepted only once it is stored
+    seen: list[int] = []
+    dbs: list[Database] = []
+
+    def rule(_messages: list[Message], _options: CompletionOptions) -> Reply:
+        seen.append(dbs[0].committed_writes)
+        return Reply("ok")
+
+    core: Core = make_core(ScriptedProvider([Reply("warm"), rule]))
+    dbs.append(core.store.db)
+    await core.start(maintenance=False)
+    first = await core.send(ADDR, "warm up")  # the session exists: one write per commit
+    await asyncio.wait_for(first.result(), 10)
+    before = dbs[0].committed_writes
+    handle = await core.send(ADDR, "hello")
+    assert dbs[0].committed_writes == before + 1, "accepted once stored"
+    assert await asyncio.wait_for(handle.text(), 10) == "ok"
+    assert seen == [before], "the model was asked before the message's commit"
+    history = await core.history(handle.session_id)
+    assert [m.text for m in history][-2:] == ["hello", "ok"]

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from beamclaw_core.api import Core
-from beamclaw_core.loop import Dropped, TurnDone, TurnError, TurnEvent
+from beamclaw_core.loop import Accepted, Dropped, TurnDone, TurnError, TurnEvent
 from beamclaw_core.loop import effects as fx
 from beamclaw_core.messages import Message
 from beamclaw_core.providers import CompletionOptions
@@ -61,13 +61,12 @@ async def test_a_disk_filling_mid_turn_ends_it_naming_the_disk(db_url: str) -> N
     db = FailingDatabase(
         db_url, refusal=lambda url: StorageUnavailableError(url, "full", "database or disk is full")
     )
-
-    def rule(_messages: list[Message], _options: CompletionOptions) -> Reply:
-        db.failing = True  # the answer cannot be stored
-        return Reply("lost")
-
     core = Core.create(
-        crash_budget_of_one(), db, provider=ScriptedProvider([rule]), system_prompt="t"
+        crash_budget_of_one(),
+        db,
+        provider=ScriptedProvider([Reply("lost")]),
+        system_prompt="t",
+        on_effect=lambda effect: fail_once_stored(db, effect),
     )
     await core.start(maintenance=False)
     try:
@@ -80,6 +79,13 @@ async def test_a_disk_filling_mid_turn_ends_it_naming_the_disk(db_url: str) -> N
     finally:
         await core.stop()
         await db.dispose()
+
+
+def fail_once_stored(db: FailingDatabase, effect: fx.Effect) -> None:
+    """Make every write fail from the moment the turn's message is stored: ``Accepted`` is
+    told after that commit (which overlaps the turn's first model call)."""
+    if isinstance(effect, fx.NotifyClient) and isinstance(effect.event, Accepted):
+        db.failing = True
 
 
 def terminal(events: list[TurnEvent], turn_id: str) -> list[TurnEvent]:
@@ -95,13 +101,20 @@ async def test_a_store_failing_in_give_up_still_ends_the_turn_with_turn_error(
     outage = {"on": True}
 
     def rule(_messages: list[Message], _options: CompletionOptions) -> Reply:
+        return Reply("lost") if outage["on"] else Reply("back again")
+
+    def once_stored(effect: fx.Effect) -> None:
         if outage["on"]:
-            failing_db.failing = True  # the turn's answer cannot be stored
-            return Reply("lost")
-        return Reply("back again")
+            fail_once_stored(failing_db, effect)  # the turn's answer cannot be stored
 
     provider = ScriptedProvider([rule], repeat_last=True)
-    core = Core.create(crash_budget_of_one(), failing_db, provider=provider, system_prompt="t")
+    core = Core.create(
+        crash_budget_of_one(),
+        failing_db,
+        provider=provider,
+        system_prompt="t",
+        on_effect=once_stored,
+    )
     await core.start(maintenance=False)
     try:
         handle = await core.send(ADDR, "go")
@@ -186,7 +199,11 @@ async def test_a_queued_message_whose_first_commit_fails_runs_after_the_restart(
     gate = asyncio.Event()
     tools = ToolRegistry()
     tools.register(EchoTool(gate=gate))  # holds the first turn while the second queues
-    provider = ScriptedProvider([CallTool("echo", {"text": "x"}), Reply("one"), Reply("two")])
+    # the failed first commit overlapped the second turn's first model call: the restarted
+    # turn asks the model again
+    provider = ScriptedProvider(
+        [CallTool("echo", {"text": "x"}), Reply("one"), Reply("two")], repeat_last=True
+    )
     core = Core.create(
         followup(),
         failing_db,

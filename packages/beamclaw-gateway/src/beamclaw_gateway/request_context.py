@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from beamclaw_gateway.errors import ApiError
 from beamclaw_gateway.middleware import send_error
 from beamclaw_gateway.storage_errors import storage_unavailable
-from beamclaw_memory import StorageUnavailableError
+from beamclaw_memory import DatabaseUnavailableError, StorageUnavailableError
 
 REQUEST_ID_HEADER = "X-Request-Id"
 _SANE_ID = re.compile(r"[A-Za-z0-9._:\-]{1,128}")
@@ -72,7 +72,7 @@ class RequestContextMiddleware:
         with logger.contextualize(request_id=rid):
             try:
                 await self.app(scope, receive, send_with_id)
-            except StorageUnavailableError as exc:
+            except (StorageUnavailableError, DatabaseUnavailableError) as exc:
                 logger.warning(
                     "{} {} (request {}): {}", scope.get("method", "WS"), scope["path"], rid, exc
                 )

@@ -62,7 +62,7 @@ from beamclaw_gateway.ws_protocol import (
     session_frame,
     subscribed_frame,
 )
-from beamclaw_memory import StorageUnavailableError
+from beamclaw_memory import DatabaseUnavailableError, StorageUnavailableError
 from beamclaw_obs import ComponentHealth, HealthState
 
 if TYPE_CHECKING:
@@ -376,7 +376,7 @@ async def _on_message(conn: WsConnection, frame: MessageFrame, services: Gateway
     services.ws_hub.attach(conn, session_id)
     try:
         turn = await services.conversation.send(replace(request, session_id=session_id))
-    except StorageUnavailableError as exc:
+    except (StorageUnavailableError, DatabaseUnavailableError) as exc:
         logger.warning("ws message to {} refused: {}", session_id, exc)
         conn.push(error_frame(CODE, client_message(exc), id=frame.id, retry_after=retry_after(exc)))
         return

@@ -54,6 +54,8 @@ def unavailable_state(reason: str) -> str:
         return "the database's disk is full"
     if reason == "io":
         return "the database's disk failed to read or write"
+    if reason == "unreachable":
+        return "the database cannot be reached"
     return "the database is busy (locked by another writer)"
 
 

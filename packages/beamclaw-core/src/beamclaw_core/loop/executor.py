@@ -3,12 +3,25 @@
 Invariants:
 
 * The new state and the messages of a transition are committed in one transaction
-  *before* any other effect of that transition runs. A transition that appends nothing
+  *before* any other effect of that transition runs, with one exception, the turn's
+  first commit (below). A transition that appends nothing
   and leaves the state's :func:`~beamclaw_core.loop.states.recovery_form` unchanged
   (the first streamed chunk, the LLM request after measuring the context, a retry
   timer) is not committed: a restart would recover it identically from what is stored.
   A tool step therefore costs two commits: the assistant message with ``ToolExecuting``,
   then the tool result with ``AwaitingLlm``.
+* The first transition of a turn (the user message, ``Accepted``, ``MeasureContext``)
+  is committed while the turn's first LLM request is in flight, so that its write costs
+  the person no time: the message joins the view at once (:meth:`ConversationLog.stage
+  <beamclaw_core.loop.ports.ConversationLog.stage>`), the request is built and sent, and
+  the commit runs while the model thinks. Until it has committed nothing reaches the
+  person or the world: its ``NotifyClient`` effects (``Accepted``) and ``on_commit`` wait
+  for it, and no other event is applied before it (an event that is not the measured
+  context, or any transition that must commit, commits it first). A turn that fails or
+  is cancelled before then commits it on the way out, as if it had committed first; only
+  when that commit fails too is nothing stored: its view is invalidated, its state is
+  the one before the turn, and whoever sent the message was never told it was accepted
+  (a queued run stays queued).
 * At most one operation (LLM call, tool, compaction, retry or approval timer) is in
   flight; its outcome — result, exception or timeout — always comes back as an event.
 * Cancelling an operation bumps a generation counter: an event of the old operation that
@@ -27,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Literal, assert_never
 
 from loguru import logger
@@ -112,6 +126,8 @@ class TurnExecutor:
         it; dropped by anything that changes the view (a commit, a compaction)."""
         self._started_at: float | None = None
         """When the running turn began (for its obs events' duration)."""
+        self._deferred: _DeferredCommit | None = None
+        """The turn's first commit, while it waits for the first LLM request to leave."""
 
     # ------------------------------------------------------------ public
 
@@ -133,6 +149,7 @@ class TurnExecutor:
         once that transaction has committed, before any effect runs: from then on the
         message is durable even if it was never queued.
         """
+        before = self.state
         try:
             await self._feed(
                 first,
@@ -144,15 +161,24 @@ class TurnExecutor:
             if timeout is not None and is_busy(self.state):
                 self._deadline = asyncio.create_task(self._after(timeout, TurnDeadline(timeout)))
             while is_busy(self.state):
+                if self._deferred is not None and self._op is not None:
+                    await self._confirm(after_send=True)  # the request is on its way
                 generation, event = await self._inbox.get()
                 if generation is not None and generation != self._generation:
                     continue
                 await self._feed(event, offered=generation is None)
             return self.state
+        except BaseException:
+            if self._deferred is not None:  # failed or cancelled before its first commit
+                await self._settle(before)
+            raise
         finally:
             await self._stop_op()
             if self._deadline is not None:
-                await _reap(self._deadline)
+                # only sleeps, then posts to an inbox nobody reads any more: cancelled,
+                # not awaited, so the turn's end costs no loop turn (its sender may be
+                # sending the next message as soon as it has the answer)
+                self._deadline.cancel()
 
     # ------------------------------------------------------------ transitions
 
@@ -178,12 +204,28 @@ class TurnExecutor:
             logger.debug("{}: stale {} dropped: {}", self.ctx.conversation_id, e, event)
             return
         new_messages = [e.message for e in result.effects if isinstance(e, fx.PersistMessage)]
-        if (
+        must_commit = bool(
             new_messages
             or consumed_runs
             or starts_turn
             or recovery_form(result.new_state) != recovery_form(self.state)
-        ):
+        )
+        if self._deferred is not None and (must_commit or not isinstance(event, ContextMeasured)):
+            await self._confirm()
+        held: list[fx.Effect] = []
+        if must_commit and starts_turn and _may_defer(result.effects):
+            await self.deps.log.stage(new_messages)
+            self._deferred = _DeferredCommit(
+                result.new_state,
+                new_messages,
+                self.deps.clock.now(),
+                consumed_runs,
+                on_commit,
+                held,
+            )
+            on_commit = None
+            self._measured = None
+        elif must_commit:
             await self.deps.log.commit(
                 result.new_state,
                 new_messages,
@@ -200,6 +242,9 @@ class TurnExecutor:
             on_commit()
         effects = result.effects
         for i, effect in enumerate(effects):
+            if self._deferred is not None and isinstance(effect, fx.NotifyClient):
+                held.append(effect)  # told once committed
+                continue
             started = False
             try:
                 self.deps.events.before_effect(effect)
@@ -208,6 +253,45 @@ class TurnExecutor:
             except BaseException:
                 self._tell_ending(effects[i + 1 if started else i :])
                 raise
+
+    async def _settle(self, before: State) -> None:
+        """The turn failed with its first commit deferred: commit it now, as it would have
+        been before the failure (the message is kept, a restarted loop resumes the turn);
+        if that fails too, nothing of the turn is stored, so its view and state go back."""
+        try:
+            await self._confirm()
+        except BaseException as e:
+            logger.warning("{}: the turn's first commit failed: {}", self.ctx.conversation_id, e)
+            self._deferred = None
+            self.deps.log.invalidate()
+            self.state = before
+
+    async def _confirm(self, *, after_send: bool = False) -> None:
+        """Commit the turn's deferred first transition, then tell what it held back.
+
+        ``after_send``: the first LLM call has just started; let its request leave first
+        (the call's task runs until it waits for the answer, and aiohttp writes a request
+        body in a task of its own) so the commit overlaps the model's time, not ours.
+        """
+        deferred = self._deferred
+        assert deferred is not None
+        if after_send:
+            for _ in range(_SEND_YIELDS):
+                await asyncio.sleep(0)
+        await self.deps.log.commit(
+            deferred.state,
+            deferred.messages,
+            now=deferred.now,
+            consumed_runs=deferred.consumed_runs,
+            activity=True,
+            extend=False,
+        )
+        self._deferred = None
+        if deferred.on_commit is not None:
+            deferred.on_commit()
+        for effect in deferred.held:
+            self.deps.events.before_effect(effect)
+            await self._run_effect(effect)
 
     def _tell_ending(self, unrun: tuple[fx.Effect, ...]) -> None:
         """The effects of a transition failed part-way (a crash, a cancellation): publish
@@ -342,6 +426,31 @@ class TurnExecutor:
         done = await self.deps.log.compact(reason, self.deps.model.context_window)
         self.deps.log.invalidate()
         self._inbox.put_nowait((generation, done))
+
+
+_SEND_YIELDS = 2
+"""Loop turns a deferred first commit waits after its LLM call started (see ``_confirm``)."""
+_DEFERRABLE = (fx.PersistMessage, fx.NotifyClient, fx.MeasureContext)
+
+
+def _may_defer(effects: Sequence[fx.Effect]) -> bool:
+    """Whether a turn's first transition may commit after its first request left: it only
+    stores, tells and measures (a turn stopped at once, e.g. by its budget, commits now)."""
+    return any(isinstance(e, fx.MeasureContext) for e in effects) and all(
+        isinstance(e, _DEFERRABLE) for e in effects
+    )
+
+
+@dataclass(slots=True)
+class _DeferredCommit:
+    """A turn's first transition, staged in the view, not yet committed."""
+
+    state: State
+    messages: list[Message]
+    now: float
+    consumed_runs: tuple[str, ...]
+    on_commit: Callable[[], None] | None
+    held: list[fx.Effect]
 
 
 async def _reap(task: asyncio.Task[None]) -> None:
