@@ -307,3 +307,29 @@ async def test_subscribing_from_a_pruned_or_future_number_is_refused() -> None:
     assert future["code"] == "future_seq" and future["seq"] == last
     assert negative["code"] == "invalid_frame"
     assert caught_up == {"type": "subscribed", "session_id": session_id, "seq": last, "replayed": 0}
+
+
+async def test_a_database_that_cannot_be_reached_is_an_error_frame_with_retry_after() -> None:
+    """The store goes away (a PostgreSQL server down) before a message is stored: the
+    message's ``error`` frame says so, with ``retry_after``, like a full or locked one."""
+    from beamclaw_core.testing import FailingDatabase
+
+    databases: list[FailingDatabase] = []
+
+    def open_database(url: str) -> FailingDatabase:
+        databases.append(FailingDatabase(url))
+        return databases[-1]
+
+    provider = ScriptedProvider([Reply("never stored")], repeat_last=True)
+    async with (
+        live_gateway(provider, database_factory=open_database) as gw,
+        websockets.connect(gw.ws_url) as ws,
+    ):
+        assert await recv(ws) == {"type": "authenticated"}
+        databases[0].failing = True
+        await ws.send(json.dumps({"type": "message", "id": "m1", "text": "hi", "user": "ann"}))
+        frames = await until(ws, "error")
+        databases[0].failing = False
+    error = frames[-1]
+    assert error["code"] == "storage_unavailable" and error["retry_after"] == 10, error
+    assert "cannot be reached" in error["message"] and error["id"] == "m1", error
