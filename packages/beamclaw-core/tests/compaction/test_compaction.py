@@ -93,3 +93,21 @@ async def test_summary_failure_trims_deterministically(make_core: Callable[..., 
     assert compacted
     assert compacted[0].fallback
     assert not any(m.text.startswith("[Conversation summary]") for m in provider.calls[-1].messages)
+
+
+async def test_a_compaction_at_a_turns_start_finds_its_message_stored(
+    make_core: Callable[..., Any],
+) -> None:
+    # the turn's first commit waits for its first model call (issue 18), but a compaction
+    # reads and writes the store: the message is committed before the compaction starts,
+    # so every summary marker follows the message of the turn that compacted
+    provider = small_window_provider([Reply("answer " * 30)])
+    summariser = ScriptedProvider([Reply("They talked about messages.")], repeat_last=True)
+    core: Core = make_core(provider, compaction_provider=summariser)
+    await core.start(maintenance=False)
+    events = await run_turns(core, 4)
+    assert [e for e in events if isinstance(e, Compacted)], "a turn compacted at its start"
+    rows = await core.store.messages(core.session_id(ADDR))
+    kinds = [r.message.role.value if r.message is not None else r.kind for r in rows]
+    summaries = [i for i, kind in enumerate(kinds) if kind == "summary"]
+    assert summaries and all(kinds[i - 1] == "user" for i in summaries), kinds

@@ -16,8 +16,9 @@ Invariants:
   <beamclaw_core.loop.ports.ConversationLog.stage>`), the request is built and sent, and
   the commit runs while the model thinks. Until it has committed nothing reaches the
   person or the world: its ``NotifyClient`` effects (``Accepted``) and ``on_commit`` wait
-  for it, and no other event is applied before it (an event that is not the measured
-  context, or any transition that must commit, commits it first). A turn that fails or
+  for it, and nothing else is applied before it (any transition but the one from the
+  measured context to the model call commits it first: a compaction, a cancel, a
+  deadline). A turn that fails or
   is cancelled before then commits it on the way out, as if it had committed first; only
   when that commit fails too is nothing stored: its view is invalidated, its state is
   the one before the turn, and whoever sent the message was never told it was accepted
@@ -210,7 +211,7 @@ class TurnExecutor:
             or starts_turn
             or recovery_form(result.new_state) != recovery_form(self.state)
         )
-        if self._deferred is not None and (must_commit or not isinstance(event, ContextMeasured)):
+        if self._deferred is not None and (must_commit or not _requests_llm(event, result.effects)):
             await self._confirm()
         held: list[fx.Effect] = []
         if must_commit and starts_turn and _may_defer(result.effects):
@@ -439,6 +440,13 @@ def _may_defer(effects: Sequence[fx.Effect]) -> bool:
     return any(isinstance(e, fx.MeasureContext) for e in effects) and all(
         isinstance(e, _DEFERRABLE) for e in effects
     )
+
+
+def _requests_llm(event: Input, effects: Sequence[fx.Effect]) -> bool:
+    """Whether a transition only starts the turn's model call on its measured context:
+    the one a deferred first commit may wait across (a compaction reads and writes the
+    store, so it commits first)."""
+    return isinstance(event, ContextMeasured) and all(isinstance(e, fx.RequestLlm) for e in effects)
 
 
 @dataclass(slots=True)
