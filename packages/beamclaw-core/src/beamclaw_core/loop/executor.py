@@ -150,7 +150,6 @@ class TurnExecutor:
         once that transaction has committed, before any effect runs: from then on the
         message is durable even if it was never queued.
         """
-        before = self.state
         try:
             await self._feed(
                 first,
@@ -171,7 +170,7 @@ class TurnExecutor:
             return self.state
         except BaseException:
             if self._deferred is not None:  # failed or cancelled before its first commit
-                await self._settle(before)
+                await self._settle()
             raise
         finally:
             await self._stop_op()
@@ -217,6 +216,7 @@ class TurnExecutor:
         if must_commit and starts_turn and _may_defer(result.effects):
             await self.deps.log.stage(new_messages)
             self._deferred = _DeferredCommit(
+                self.state,
                 result.new_state,
                 new_messages,
                 self.deps.clock.now(),
@@ -255,17 +255,14 @@ class TurnExecutor:
                 self._tell_ending(effects[i + 1 if started else i :])
                 raise
 
-    async def _settle(self, before: State) -> None:
+    async def _settle(self) -> None:
         """The turn failed with its first commit deferred: commit it now, as it would have
         been before the failure (the message is kept, a restarted loop resumes the turn);
-        if that fails too, nothing of the turn is stored, so its view and state go back."""
+        if that fails too, :meth:`_confirm` has put everything back."""
         try:
             await self._confirm()
         except BaseException as e:
             logger.warning("{}: the turn's first commit failed: {}", self.ctx.conversation_id, e)
-            self._deferred = None
-            self.deps.log.invalidate()
-            self.state = before
 
     async def _confirm(self, *, after_send: bool = False) -> None:
         """Commit the turn's deferred first transition, then tell what it held back.
@@ -279,15 +276,21 @@ class TurnExecutor:
         if after_send:
             for _ in range(_SEND_YIELDS):
                 await asyncio.sleep(0)
-        await self.deps.log.commit(
-            deferred.state,
-            deferred.messages,
-            now=deferred.now,
-            consumed_runs=deferred.consumed_runs,
-            activity=True,
-            extend=False,
-        )
-        self._deferred = None
+        self._deferred = None  # tried once: a failure is not retried by the way out
+        try:
+            await self.deps.log.commit(
+                deferred.state,
+                deferred.messages,
+                now=deferred.now,
+                consumed_runs=deferred.consumed_runs,
+                activity=True,
+                extend=False,
+            )
+        except BaseException:
+            # nothing of the turn is stored: its staged view and its state go back
+            self.deps.log.invalidate()
+            self.state = deferred.before
+            raise
         if deferred.on_commit is not None:
             deferred.on_commit()
         for effect in deferred.held:
@@ -453,6 +456,8 @@ def _requests_llm(event: Input, effects: Sequence[fx.Effect]) -> bool:
 class _DeferredCommit:
     """A turn's first transition, staged in the view, not yet committed."""
 
+    before: State
+    """The state before the turn (the executor's again if the commit fails)."""
     state: State
     messages: list[Message]
     now: float
