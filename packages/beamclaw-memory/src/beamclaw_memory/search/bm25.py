@@ -209,11 +209,21 @@ class BM25Index:
         del views
         ids = pairs[:, 0].astype(np.intp)  # numpy gathers by intp fastest
         tfs = pairs[:, 1].astype(np.float64)
-        idf = np.repeat(np.array(idfs), sizes) if len(idfs) > 1 else idfs[0]
         k1, b = self.k1, self.b
         avgdl = self._total_len / self._count or 1.0
-        denom = tfs + k1 * (1.0 - b + b * self._lengths[ids] / avgdl)
-        return ids, idf * tfs * (k1 + 1.0) / denom
+        # tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avgdl)), in place (IEEE + and *
+        # commute bit for bit, so the operands' order does not matter, only the grouping)
+        denom = self._lengths[ids]
+        denom *= b
+        denom /= avgdl
+        denom += 1.0 - b
+        denom *= k1
+        denom += tfs
+        shares = tfs
+        shares *= np.array(idfs).repeat(sizes) if len(idfs) > 1 else idfs[0]
+        shares *= k1 + 1.0
+        shares /= denom
+        return ids, shares
 
     def score_array(self, query_tokens: Iterable[str]) -> np.ndarray:
         """Dense BM25 scores indexed by document id (0 for non-matching or absent ids)."""
@@ -271,7 +281,7 @@ class BM25Index:
         """
         found, scores = self.matching(query_tokens, mask)
         if found.shape[0] > k:
-            part = np.argpartition(-scores, k - 1)[:k]
+            part = (-scores).argpartition(k - 1)[:k]
             found, scores = found[part], scores[part]
         order = np.lexsort((found, -scores))
         return list(zip(found[order].tolist(), scores[order].tolist(), strict=True))
