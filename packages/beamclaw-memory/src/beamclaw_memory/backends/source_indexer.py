@@ -90,7 +90,10 @@ class SourceIndexer:
         """One pass over ``root`` (the agent's passes one at a time). Raises
         :class:`StorageError` for a failing row store, ``OSError`` for the workspace."""
         check_agent(agent_id)
-        async with self._passes.setdefault(agent_id, asyncio.Lock()):
+        lock = self._passes.get(agent_id)
+        if lock is None:
+            lock = self._passes[agent_id] = asyncio.Lock()
+        async with lock:
             try:
                 report = await self._index_workspace(agent_id, root)
             except (BeamclawMemoryError, OSError):
