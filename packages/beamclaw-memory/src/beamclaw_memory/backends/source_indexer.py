@@ -73,7 +73,7 @@ class SourceIndexer:
         :data:`SUM_EVERY`): a pass adds its report here, not a new sum."""
         self._unchanged: dict[int, IndexReport] = {}
         """The report of a pass that found its ``n`` files as it left them, by ``n``
-        (reports are frozen: one serves every such pass)."""
+        (reports are frozen: one serves every such pass; one entry per workspace size)."""
 
     @property
     def totals(self) -> IndexReport:
@@ -114,8 +114,7 @@ class SourceIndexer:
             report = self._unchanged.get(len(files))
             if report is None:
                 report = IndexReport(sources_seen=len(files), sources_unchanged=len(files))
-                if len(self._unchanged) < SUM_EVERY:
-                    self._unchanged[len(files)] = report
+                self._unchanged[len(files)] = report
             return report
         states = await self._rows.source_states(agent_id, FILE_SOURCE_PREFIX)
         report = _Tally()
