@@ -7,7 +7,9 @@ import os
 import time
 from pathlib import Path
 
-from beamclaw_memory import IndexedMemory, MemoryCategory, SearchMode
+import pytest
+
+from beamclaw_memory import IndexedMemory, InvalidMemoryInputError, MemoryCategory, SearchMode
 from beamclaw_memory.indexing import content_hash, file_pieces
 from beamclaw_memory.indexing.sources import workspace_files
 from beamclaw_memory.testing import HashingEmbedder
@@ -344,3 +346,55 @@ def test_workspace_files_follow_links_inside_the_workspace_only(tmp_path: Path) 
         ("file:MEMORY.md", "MEMORY.md", linked / "MEMORY.md")
     ]
     assert workspace_files(tmp_path / "missing") == []
+
+
+async def test_index_totals_sum_every_pass_however_many(
+    make_service: ServiceFactory, tmp_path: Path, clock: FakeClock
+) -> None:
+    """Passes that found their files as they left them (one shared report each) and
+    passes that did work, more of them than are summed at once: the totals are the sum of
+    every pass's report."""
+    from beamclaw_memory import IndexReport
+
+    clock.now = time.time()
+    memory = make_service()
+    ws = workspace(tmp_path)
+    for path in ws.rglob("*.md"):
+        age(path)
+    expected = IndexReport(passes=0)
+    reports: list[IndexReport] = []
+    for n in range(150):
+        if n in (40, 100):  # a new file: one pass of work, then quiet passes of 4 or 5
+            (ws / "memory" / f"2024-03-{n // 10:02d}.md").write_text(f"Day {n}: tea.\n")
+            age(ws / "memory" / f"2024-03-{n // 10:02d}.md")
+        reports.append(await memory.index_workspace(AGENT))
+        expected = expected.plus(reports[-1])
+        if n == 70:
+            assert memory.index_totals == expected, "read in between"
+    assert memory.index_totals == expected
+    assert (expected.passes, expected.sources_changed) == (150, 5)
+    quiet = [r for r in reports if r.sources_unchanged == r.sources_seen]
+    assert {r.sources_seen for r in quiet} == {3, 4, 5}
+    assert all(r.chunks_written == r.sources_changed == 0 for r in quiet)
+    await memory.aclose()
+
+
+async def test_the_default_workspace_follows_beamclaw_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from beamclaw_memory import MemorySettings, create_memory_service
+
+    memory = create_memory_service(MemorySettings(backend="memory"), None)
+    monkeypatch.setenv("BEAMCLAW_HOME", str(tmp_path / "a"))
+    assert memory.workspace_of(AGENT) == tmp_path / "a" / "agents" / AGENT
+    assert memory.workspace_of("other") == tmp_path / "a" / "agents" / "other"
+    monkeypatch.setenv("BEAMCLAW_HOME", str(tmp_path / "b"))
+    assert memory.workspace_of(AGENT) == tmp_path / "b" / "agents" / AGENT
+    monkeypatch.setenv("BEAMCLAW_HOME", "~/bc")
+    monkeypatch.setenv("HOME", str(tmp_path / "h"))
+    assert memory.workspace_of(AGENT) == tmp_path / "h" / "bc" / "agents" / AGENT
+    monkeypatch.delenv("BEAMCLAW_HOME")
+    assert memory.workspace_of(AGENT) == tmp_path / "h" / ".beamclaw" / "agents" / AGENT
+    with pytest.raises(InvalidMemoryInputError):
+        memory.workspace_of("../up")
+    await memory.aclose()

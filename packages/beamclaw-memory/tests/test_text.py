@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from beamclaw_memory.search import Tokenizer, chunk_text, split_sections, stopwords_for, tokenize
 
 
@@ -31,6 +34,22 @@ def test_stopwords_and_single_letters_are_dropped_digits_kept() -> None:
     assert tokenize("what is the name of a dog 7", english) == ["name", "dog", "7"]
     russian = stopwords_for(("ru",))
     assert tokenize("и в Москве", russian) == ["москве"]
+
+
+_ASCII = st.text(st.characters(max_codepoint=127), max_size=80) | st.lists(
+    st.sampled_from(["The", "the", "a", "7", "x", "Tea", "it's", "ok_go", "42nd", " ", "-"]),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_ASCII)
+def test_ascii_text_tokenises_as_through_the_unicode_path(text: str) -> None:
+    """ASCII text takes a shortcut; a lone non-ASCII letter after a space (dropped: one
+    letter) sends the same words through the CJK split and the Latin folding."""
+    stop = stopwords_for(("en",))
+    assert tokenize(text, stop) == tokenize(text + " \u00fc", stop)
+    assert tokenize(text) == tokenize(text + " \u00fc")
 
 
 def test_chunks_respect_size_and_word_boundaries() -> None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from contextlib import suppress
 from datetime import UTC, datetime
 
@@ -73,31 +73,43 @@ def _hit_line(n: int, hit: SearchHit) -> str:
     return f"{n}. ({hit.category.value}: {hit.origin}{when}) {text}"
 
 
-def within_budget(
-    hits: tuple[SearchHit, ...] | list[SearchHit], max_tokens: int | None
-) -> list[SearchHit]:
-    """The leading ``hits`` whose block stays within ``max_tokens`` (estimated; all of
-    them when None): the first hit that does not fit ends the block."""
-    used = estimate_tokens(_HEADER)
-    kept: list[SearchHit] = []
+_HEADER_TOKENS = estimate_tokens(_HEADER)
+
+
+def budgeted_lines(hits: Sequence[SearchHit], max_tokens: int | None) -> list[str]:
+    """The numbered lines of the leading ``hits`` whose block stays within ``max_tokens``
+    (estimated; all of them when None): the first hit that does not fit ends the block.
+    Each line is built once, for its cost and for the block."""
+    used = _HEADER_TOKENS
+    lines: list[str] = []
     for n, hit in enumerate(hits, 1):
-        cost = estimate_tokens(_hit_line(n, hit)) + 1
+        line = _hit_line(n, hit)
+        cost = estimate_tokens(line) + 1
         if max_tokens is not None and used + cost > max_tokens:
             break
         used += cost
-        kept.append(hit)
-    return kept
+        lines.append(line)
+    return lines
 
 
-def format_auto_context(
-    hits: tuple[SearchHit, ...] | list[SearchHit], max_tokens: int | None = None
-) -> str | None:
+def within_budget(hits: Sequence[SearchHit], max_tokens: int | None) -> list[SearchHit]:
+    """The leading ``hits`` :func:`budgeted_lines` keeps."""
+    return list(hits[: len(budgeted_lines(hits, max_tokens))])
+
+
+def _block(lines: list[str]) -> str | None:
+    return "\n".join([_HEADER, *lines]) if lines else None
+
+
+def format_auto_context(hits: Sequence[SearchHit], max_tokens: int | None = None) -> str | None:
     """The system-message text for the ``hits`` :func:`within_budget` keeps (None when
     that is none)."""
-    kept = within_budget(hits, max_tokens)
-    if not kept:
-        return None
-    return "\n".join([_HEADER, *(_hit_line(n, h) for n, h in enumerate(kept, 1))])
+    return _block(budgeted_lines(hits, max_tokens))
+
+
+def _deadline_passed(waiter: asyncio.Future[list[SearchHit] | None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 class AutoContext:
@@ -117,7 +129,7 @@ class AutoContext:
         self.max_tokens = max_tokens
         self.deadline_seconds = deadline_seconds
         self._turns: dict[str, tuple[Hashable, Message | None]] = {}
-        self._running: dict[str, asyncio.Task[list[SearchHit]]] = {}
+        self._running: dict[str, asyncio.Task[None]] = {}
         """The lookup of each agent still in flight (one at a time)."""
         self.skipped = 0
         """Lookups a turn did not wait for (deadline passed, or the last one still ran)."""
@@ -130,9 +142,9 @@ class AutoContext:
         if cached is not None and cached[0] == turn_key:
             return cached[1]
         message: Message | None = None
-        hits = await self.injected(session_id, agent_id, text or "")
-        if hits:
-            body = format_auto_context(hits)
+        if text and text.strip():
+            hits = await self._hits_in_time(session_id, agent_id, text)
+            body = _block(budgeted_lines(hits, self.max_tokens))
             if body is not None:
                 message = Message.system(body, meta={"kind": AUTO_CONTEXT_KIND})
         self._turns[session_id] = (turn_key, message)
@@ -146,14 +158,30 @@ class AutoContext:
         return within_budget(await self._hits_in_time(session_id, agent_id, text), self.max_tokens)
 
     async def _hits_in_time(self, session_id: str, agent_id: str, text: str) -> list[SearchHit]:
+        """The lookup's hits, or none when it is still running after the deadline (it
+        finishes in the background). The lookup hands its hits over itself, so a turn
+        whose lookup never suspends resumes one loop pass after it, with no
+        ``asyncio.wait``."""
         if agent_id in self._running:  # a slow backend: do not pile lookups on it
             self.skipped += 1
             return []
-        task = asyncio.get_running_loop().create_task(self._lookup(session_id, agent_id, text))
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[list[SearchHit] | None] = loop.create_future()
+        task = loop.create_task(self._lookup_into(waiter, session_id, agent_id, text))
         self._running[agent_id] = task
-        task.add_done_callback(lambda _t: self._running.pop(agent_id, None))
-        done, _pending = await asyncio.wait([task], timeout=self.deadline_seconds)
-        if not done:
+        # a task cancelled before its first step runs no ``finally``: settle it here
+        task.add_done_callback(lambda t: self._settle(agent_id, t, waiter, []))
+        timer = (
+            loop.call_later(self.deadline_seconds, _deadline_passed, waiter)
+            if self.deadline_seconds is not None
+            else None
+        )
+        try:
+            hits = await waiter
+        finally:
+            if timer is not None:
+                timer.cancel()
+        if hits is None:
             self.skipped += 1
             logger.info(
                 "{}: auto-context skipped: memory did not answer within {} s",
@@ -161,7 +189,38 @@ class AutoContext:
                 self.deadline_seconds,
             )
             return []
-        return task.result()
+        return hits
+
+    async def _lookup_into(
+        self,
+        waiter: asyncio.Future[list[SearchHit] | None],
+        session_id: str,
+        agent_id: str,
+        text: str,
+    ) -> None:
+        """Run one lookup and hand its hits to ``waiter`` as it ends (a lookup cancelled
+        by :meth:`drain` hands none), the agent's slot freed first."""
+        hits: list[SearchHit] = []
+        try:
+            hits = await self._lookup(session_id, agent_id, text)
+        finally:
+            task = asyncio.current_task()
+            assert task is not None
+            self._settle(agent_id, task, waiter, hits)
+
+    def _settle(
+        self,
+        agent_id: str,
+        task: asyncio.Task[None],
+        waiter: asyncio.Future[list[SearchHit] | None],
+        hits: list[SearchHit],
+    ) -> None:
+        """``task``'s lookup is over: free the agent's slot (if still its own) and give
+        ``hits`` to a turn still waiting (idempotent)."""
+        if self._running.get(agent_id) is task:
+            del self._running[agent_id]
+        if not waiter.done():
+            waiter.set_result(hits)
 
     async def _lookup(self, session_id: str, agent_id: str, text: str) -> list[SearchHit]:
         try:

@@ -25,7 +25,7 @@ from beamclaw_memory.backends.embedding_gate import EmbeddingGate
 from beamclaw_memory.backends.live_index import LiveIndexes
 from beamclaw_memory.errors import EmbeddingDimensionError, EmbeddingError
 from beamclaw_memory.search.tokenizer import Tokenizer
-from beamclaw_memory.service import MemoryCategory, SearchHit, SearchMode, SearchResult
+from beamclaw_memory.service import MemoryCategory, SearchMode, SearchResult
 from beamclaw_memory.settings import SearchSettings
 from beamclaw_obs import EventType, emit
 
@@ -160,16 +160,5 @@ class HybridSearch:
                         reason=exc.reason,
                     )
         ranked = rank(index, used, keyword, vector, self._settings, now=self._clock(), limit=limit)
-        hits = tuple(
-            SearchHit(
-                key=doc.key,
-                text=doc.text,
-                score=round(score, 6),
-                category=doc.category,
-                source=doc.source,
-                updated_at=doc.updated_at,
-                lines=doc.lines,
-            )
-            for doc, score in ((index.doc(slot), score) for slot, score in ranked)
-        )
+        hits = tuple(index.hit(slot, score) for slot, score in ranked)
         return SearchResult(hits=hits, mode=used, degraded_reason=degraded)

@@ -20,6 +20,7 @@ The facade itself validates and stores single facts and answers ``get``/``recall
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -44,6 +45,9 @@ from beamclaw_memory.service import (
 )
 from beamclaw_memory.settings import MemorySettings
 from beamclaw_obs import beamclaw_home
+
+_HOME_VARIABLES = ("BEAMCLAW_HOME", "HOME")
+"""The environment :func:`~beamclaw_obs.beamclaw_home` derives the home from."""
 
 
 def _entry(row: MemoryRow) -> MemoryEntry:
@@ -74,6 +78,7 @@ class IndexedMemory:
         self.embedder = embedder
         self._clock = clock
         self._home = home
+        self._workspaces: dict[tuple[str, str | None, str | None], Path] = {}
         tokenizer = Tokenizer(self.settings.search.stopwords)
         self._gate = EmbeddingGate(
             embedder,
@@ -179,9 +184,16 @@ class IndexedMemory:
 
     # ------------------------------------------------------------------ indexing
     def workspace_of(self, agent_id: str) -> Path:
-        """``$BEAMCLAW_HOME/agents/<agent_id>``."""
-        check_agent(agent_id)
-        return (self._home or beamclaw_home()) / "agents" / agent_id
+        """``$BEAMCLAW_HOME/agents/<agent_id>`` (the ``home`` given, else
+        :func:`~beamclaw_obs.beamclaw_home`, which reads ``$BEAMCLAW_HOME`` and, for
+        ``~``, ``$HOME``: the path is remembered per agent and the values of those two,
+        as every search's workspace pass asks for it)."""
+        key = (agent_id, os.environ.get(_HOME_VARIABLES[0]), os.environ.get(_HOME_VARIABLES[1]))
+        path = self._workspaces.get(key)
+        if path is None:
+            check_agent(agent_id)
+            path = self._workspaces[key] = (self._home or beamclaw_home()) / "agents" / agent_id
+        return path
 
     async def index_workspace(self, agent_id: str, workspace: Path | None = None) -> IndexReport:
         check_agent(agent_id)

@@ -45,6 +45,10 @@ from beamclaw_memory.service import (
 )
 from beamclaw_memory.settings import ChunkingSettings
 
+SUM_EVERY = 64
+"""Passes whose reports wait to be added into ``totals`` (the sum is read rarely; each
+search runs a pass)."""
+
 
 class SourceIndexer:
     """Writes workspace files and transcripts as chunk rows through ``indexes``."""
@@ -63,14 +67,33 @@ class SourceIndexer:
         self._clock = clock
         self._passes: dict[str, asyncio.Lock] = {}
         self._settled = SettledWorkspaces()
-        self.totals = IndexReport(passes=0)
+        self._summed = IndexReport(passes=0)
+        self._unsummed: list[IndexReport] = []
+        """Reports of the passes since :attr:`totals` was last summed (at most
+        :data:`SUM_EVERY`): a pass adds its report here, not a new sum."""
+        self._unchanged: dict[int, IndexReport] = {}
+        """The report of a pass that found its ``n`` files as it left them, by ``n``
+        (reports are frozen: one serves every such pass; one entry per workspace size)."""
+
+    @property
+    def totals(self) -> IndexReport:
         """Every workspace indexing pass, summed."""
+        self._sum()
+        return self._summed
+
+    def _sum(self) -> None:
+        for report in self._unsummed:
+            self._summed = self._summed.plus(report)
+        self._unsummed.clear()
 
     async def index_workspace(self, agent_id: str, root: Path) -> IndexReport:
         """One pass over ``root`` (the agent's passes one at a time). Raises
         :class:`StorageError` for a failing row store, ``OSError`` for the workspace."""
         check_agent(agent_id)
-        async with self._passes.setdefault(agent_id, asyncio.Lock()):
+        lock = self._passes.get(agent_id)
+        if lock is None:
+            lock = self._passes[agent_id] = asyncio.Lock()
+        async with lock:
             try:
                 report = await self._index_workspace(agent_id, root)
             except (BeamclawMemoryError, OSError):
@@ -79,14 +102,20 @@ class SourceIndexer:
                 raise StorageError(
                     f"indexing the workspace of {agent_id} failed: {type(exc).__name__}: {exc}"
                 ) from exc
-        self.totals = self.totals.plus(report)
+        self._unsummed.append(report)
+        if len(self._unsummed) >= SUM_EVERY:
+            self._sum()
         return report
 
     async def _index_workspace(self, agent_id: str, root: Path) -> IndexReport:
         files = workspace_files(root)
         seen = fingerprint(files)
         if self._settled.unchanged((agent_id, root), seen[0]):
-            return IndexReport(sources_seen=len(files), sources_unchanged=len(files))
+            report = self._unchanged.get(len(files))
+            if report is None:
+                report = IndexReport(sources_seen=len(files), sources_unchanged=len(files))
+                self._unchanged[len(files)] = report
+            return report
         states = await self._rows.source_states(agent_id, FILE_SOURCE_PREFIX)
         report = _Tally()
         for file in files:

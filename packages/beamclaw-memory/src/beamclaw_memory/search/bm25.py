@@ -13,11 +13,15 @@ Python dict entry or a string.
 
 Invariants: document ids are caller-chosen ints in ``[0, 2**31)``; ``add`` of an existing
 id replaces it; scores are > 0 exactly for documents sharing at least one query token; a
-document appears at most once in a term's posting (so ``out[ids] +=`` adds each once), and
-a posting holds exactly the live documents with the term (a removal moves the posting's
-last entry into the freed place: the order of a posting is not meaningful). Term ids of
-emptied postings are reused. Removing a document costs one vectorised scan of each of its
-terms' postings.
+document appears at most once in a term's posting, and a posting holds exactly the live
+documents with the term (a removal moves the posting's last entry into the freed place:
+the order of a posting is not meaningful). Term ids of emptied postings are reused.
+Removing a document costs one vectorised scan of each of its terms' postings.
+
+A search reads the query terms' postings once, as one array, and sums each document's
+shares term after term in query order (``np.bincount``), so its scores are, bit for bit,
+the formula's summed in that order; when the postings hold few entries for the range of
+ids, it sums over the matching ids alone and allocates nothing of the index's size.
 """
 
 from __future__ import annotations
@@ -31,12 +35,21 @@ import numpy as np
 
 MAX_DOC_ID = 2**31 - 1
 """The highest document id (postings store ids as ``int32``)."""
+SPARSE_RATIO = 64
+"""A search whose postings hold fewer than one entry per ``SPARSE_RATIO`` document ids
+sums them by sorting the ids (``np.unique``) instead of in an array of every id (where
+the two cost the same, measured with numpy 2.4)."""
 
 
 def _pairs(posting: array[int]) -> np.ndarray:
     """A view of ``posting`` as rows ``(doc_id, tf)``: it must not outlive the caller's
     statement (an array exporting its buffer cannot grow or shrink)."""
     return np.frombuffer(posting, dtype=np.int32).reshape(-1, 2)
+
+
+def _idf(count: int, df: int) -> float:
+    """Lucene's non-negative IDF of a term in ``df`` of ``count`` documents (> 0)."""
+    return math.log(1.0 + (count - df + 0.5) / (df + 0.5))
 
 
 def _drop(posting: array[int], doc_id: int) -> None:
@@ -165,52 +178,110 @@ class BM25Index:
         return len(posting) // 2 if posting is not None else 0
 
     def idf(self, term: str) -> float:
-        n = self._df(term)
-        return math.log(1.0 + (self._count - n + 0.5) / (n + 0.5))
+        return _idf(self._count, self._df(term))
 
-    def score_array(self, query_tokens: Iterable[str]) -> np.ndarray:
-        """Dense BM25 scores indexed by document id (0 for non-matching or absent ids)."""
-        out = np.zeros(self._size, dtype=np.float64)
+    def _matches(self, query_tokens: Iterable[str]) -> tuple[np.ndarray, np.ndarray] | None:
+        """Every (query term, document) pair: the document ids and the term's BM25 share,
+        term after term in the query's order (None: no query term is indexed).
+
+        Summing the shares of an id in this order (``np.bincount`` adds weights in input
+        order) gives, bit for bit, what adding one term's array after another does.
+        """
         if not self._count:
-            return out
-        lengths = self._lengths
-        avgdl = self._total_len / self._count or 1.0
-        k1, b = self.k1, self.b
+            return None
+        idfs: list[float] = []
+        sizes: list[int] = []
+        views: list[np.ndarray] = []
         for term in dict.fromkeys(query_tokens):
             term_id = self._term_ids.get(term)
             if term_id is None:
                 continue
             posting = self._postings[term_id]
             assert posting is not None
-            # copies, not views: a view would pin the array's size until it is collected
-            ids = _pairs(posting)[:, 0].astype(np.intp)
-            tfs = _pairs(posting)[:, 1].astype(np.float64)
-            denom = tfs + k1 * (1.0 - b + b * lengths[ids] / avgdl)
-            out[ids] += self.idf(term) * tfs * (k1 + 1.0) / denom
-        return out
+            views.append(np.frombuffer(posting, dtype=np.int32))
+            n = len(posting) // 2
+            sizes.append(n)
+            idfs.append(_idf(self._count, n))
+        if not views:
+            return None
+        # a copy, so no view pins a posting's size past this statement
+        pairs = np.concatenate(views).reshape(-1, 2)
+        del views
+        ids = pairs[:, 0].astype(np.intp)  # numpy gathers by intp fastest
+        tfs = pairs[:, 1].astype(np.float64)
+        k1, b = self.k1, self.b
+        avgdl = self._total_len / self._count or 1.0
+        # tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avgdl)), in place (IEEE + and *
+        # commute bit for bit, so the operands' order does not matter, only the grouping)
+        denom = self._lengths[ids]
+        denom *= b
+        denom /= avgdl
+        denom += 1.0 - b
+        denom *= k1
+        denom += tfs
+        shares = tfs
+        shares *= np.array(idfs).repeat(sizes) if len(idfs) > 1 else idfs[0]
+        shares *= k1 + 1.0
+        shares /= denom
+        return ids, shares
+
+    def score_array(self, query_tokens: Iterable[str]) -> np.ndarray:
+        """Dense BM25 scores indexed by document id (0 for non-matching or absent ids)."""
+        matches = self._matches(query_tokens)
+        if matches is None:
+            return np.zeros(self._size, dtype=np.float64)
+        ids, shares = matches
+        return np.bincount(ids, weights=shares, minlength=self._size)
+
+    def matching(
+        self, query_tokens: Iterable[str], mask: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The ids (ascending) and BM25 scores of the documents sharing a query token
+        (and allowed by ``mask``, a bool array by doc id: ids past its end are not).
+
+        Equal, bit for bit, to the positive entries of :meth:`score_array`; when few
+        documents match it builds nothing of the index's size.
+        """
+        matches = self._matches(query_tokens)
+        if matches is None:
+            return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float64)
+        ids, shares = matches
+        if ids.shape[0] * SPARSE_RATIO < self._size:
+            found, where = np.unique(ids, return_inverse=True)
+            scores = np.bincount(where, weights=shares)
+        else:
+            dense = np.bincount(ids, weights=shares, minlength=self._size)
+            found = np.flatnonzero(dense > 0.0)
+            scores = dense[found]
+        if mask is not None:
+            allowed = found < mask.shape[0]
+            allowed[allowed] = mask[found[allowed]]
+            found, scores = found[allowed], scores[allowed]
+        return found, scores
 
     def scores(
         self, query_tokens: Iterable[str], allow: Callable[[int], bool] | None = None
     ) -> dict[int, float]:
         """BM25 score of every matching document (optionally filtered by ``allow``)."""
-        dense = self.score_array(query_tokens)
-        hits = np.flatnonzero(dense > 0.0)
-        return {int(i): float(dense[i]) for i in hits if allow is None or allow(int(i))}
+        found, scores = self.matching(query_tokens)
+        return {
+            i: s
+            for i, s in zip(found.tolist(), scores.tolist(), strict=True)
+            if allow is None or allow(i)
+        }
 
     def top(
         self, query_tokens: Iterable[str], k: int, mask: np.ndarray | None = None
     ) -> list[tuple[int, float]]:
-        """The ``k`` best ``(doc_id, score)`` pairs with score > 0, best first.
+        """The ``k`` best ``(doc_id, score)`` pairs with score > 0, best first (equal
+        scores by id; which of the documents tied at the ``k``-th score are kept is
+        ``np.argpartition``'s choice over the matches in id order).
 
         ``mask`` (bool, indexed by doc id) restricts the candidates (e.g. one category).
         """
-        dense = self.score_array(query_tokens)
-        if mask is not None:
-            usable = min(dense.shape[0], mask.shape[0])
-            dense = dense[:usable] * mask[:usable]
-        hits = np.flatnonzero(dense > 0.0)
-        if hits.size > k:
-            part = np.argpartition(-dense[hits], k - 1)[:k]
-            hits = hits[part]
-        ranked = sorted(hits.tolist(), key=lambda i: (-dense[i], i))
-        return [(i, float(dense[i])) for i in ranked]
+        found, scores = self.matching(query_tokens, mask)
+        if found.shape[0] > k:
+            part = (-scores).argpartition(k - 1)[:k]
+            found, scores = found[part], scores[part]
+        order = np.lexsort((found, -scores))
+        return list(zip(found[order].tolist(), scores[order].tolist(), strict=True))

@@ -24,7 +24,7 @@ from beamclaw_memory.backends.rows import MemoryRow, Signature
 from beamclaw_memory.search.bm25 import BM25Index
 from beamclaw_memory.search.tokenizer import Tokenizer
 from beamclaw_memory.search.vectors import VectorTable
-from beamclaw_memory.service import MemoryCategory
+from beamclaw_memory.service import MemoryCategory, SearchHit
 
 _CATEGORIES = (None, *MemoryCategory)
 """Category code -> category (code 0: a free slot)."""
@@ -117,6 +117,19 @@ class AgentIndex:
             category=self.category(slot),
             source=self._sources[slot],
             created_at=self._times.item(slot, _CREATED),
+            updated_at=self._times.item(slot, _UPDATED),
+            lines=self._lines[slot],
+        )
+
+    def hit(self, slot: int, score: float) -> SearchHit:
+        """The slot's row as a search hit scoring ``score`` (rounded to 6 places, as the
+        API shows scores)."""
+        return SearchHit(
+            key=self.key(slot),
+            text=self._texts[slot],
+            score=round(score, 6),
+            category=self.category(slot),
+            source=self._sources[slot],
             updated_at=self._times.item(slot, _UPDATED),
             lines=self._lines[slot],
         )

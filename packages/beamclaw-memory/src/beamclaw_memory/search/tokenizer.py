@@ -102,8 +102,13 @@ def _split_cjk(word: str) -> Iterable[tuple[str, bool]]:
 
 def tokenize(text: str, stopwords: frozenset[str] = frozenset()) -> list[str]:
     """Split ``text`` into search tokens (see the module invariants)."""
+    normal = normalise(text)
+    if normal.isascii():  # no CJK run, no mark to fold: the words are the tokens
+        return [
+            w for w in _WORD.findall(normal) if w not in stopwords and (len(w) > 1 or w.isdigit())
+        ]
     tokens: list[str] = []
-    for word in _WORD.findall(normalise(text)):
+    for word in _WORD.findall(normal):
         for piece, is_cjk in _split_cjk(word):
             if is_cjk:
                 if len(piece) == 1:
