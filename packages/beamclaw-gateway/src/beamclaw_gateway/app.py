@@ -2,7 +2,8 @@
 
 Request path, outermost first: request context (``X-Request-Id``, log context, JSON 500
 for an escaped exception) → the ``http_request`` obs event (request_events.py) →
-body-size limit (413) → rate limit (429, HTTP and WS handshakes) → routing →
+body-size limit (413) → rate limit (429, HTTP and WS handshakes) → the deferred route
+groups included (any request but a probe's, once: deferred_routes.py) → routing →
 bearer-token dependency (401) → handler. Every error response, whatever produced it
 (404/405 routing, 422 validation, an ``HTTPException``, a crash), has the OpenAI error
 shape.
@@ -17,30 +18,37 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException
 
 from beamclaw_gateway._version import __version__
+from beamclaw_gateway.deferred_routes import DeferredRoutes, DeferredRoutesMiddleware
 from beamclaw_gateway.errors import ApiError, GatewayNotStartedError
 from beamclaw_gateway.middleware import BodyLimitMiddleware, RateLimitMiddleware
 from beamclaw_gateway.request_context import RequestContextMiddleware
 from beamclaw_gateway.request_events import RequestEventsMiddleware
-from beamclaw_gateway.routes_a2a import router as a2a_router
-from beamclaw_gateway.routes_api import router as api_router
-from beamclaw_gateway.routes_approvals import router as approvals_router
 from beamclaw_gateway.routes_health import router as health_router
-from beamclaw_gateway.routes_identities import router as identities_router
-from beamclaw_gateway.routes_integrations import router as integrations_router
-from beamclaw_gateway.routes_openai import router as openai_router
-from beamclaw_gateway.routes_pairing import router as pairing_router
-from beamclaw_gateway.routes_schedules import router as schedules_router
-from beamclaw_gateway.routes_tasks import router as tasks_router
-from beamclaw_gateway.routes_telegram import router as telegram_router
-from beamclaw_gateway.routes_usage import router as usage_router
-from beamclaw_gateway.routes_webhooks import router as webhooks_router
 from beamclaw_gateway.runtime import GatewayRuntime
 from beamclaw_gateway.services import GatewayServices
-from beamclaw_gateway.ui import router as ui_router
-from beamclaw_gateway.ws import router as ws_router
+
+ROUTE_GROUPS: tuple[str, ...] = (
+    "beamclaw_gateway.routes_openai",
+    "beamclaw_gateway.routes_api",
+    "beamclaw_gateway.routes_approvals",
+    "beamclaw_gateway.routes_usage",
+    "beamclaw_gateway.routes_schedules",
+    "beamclaw_gateway.routes_tasks",
+    "beamclaw_gateway.routes_identities",
+    "beamclaw_gateway.routes_pairing",
+    "beamclaw_gateway.ws",
+    "beamclaw_gateway.routes_telegram",  # before /webhook/{source}: "telegram" is reserved
+    "beamclaw_gateway.routes_webhooks",
+    "beamclaw_gateway.routes_a2a",
+    "beamclaw_gateway.routes_integrations",
+    "beamclaw_gateway.ui",
+)
+"""The modules of the route groups after the probes, in routing order (each exposes
+``router``); the app includes them on first use (:mod:`.deferred_routes`)."""
 
 
 def _api_error(_request: Request, exc: Exception) -> Response:
@@ -85,14 +93,16 @@ def _http_error(_request: Request, exc: Exception) -> Response:
     return JSONResponse(error.body(), exc.status_code, headers=exc.headers)
 
 
-def _document_errors(app: FastAPI) -> None:
+def _document_errors(app: FastAPI, routes: DeferredRoutes) -> None:
     """Make the OpenAPI document say what :func:`_validation` answers: no 422 on ``/v1``
-    (validation is a 400 there), the OpenAI error body for every other 422."""
+    (validation is a 400 there), the OpenAI error body for every other 422; and document
+    every route group, the deferred ones included first."""
     build = app.openapi
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is not None:
             return app.openapi_schema
+        routes.include()
         schema = build()
         error = {"$ref": "#/components/schemas/ErrorResponse"}
         for path, operations in schema.get("paths", {}).items():
@@ -120,12 +130,14 @@ def create_app(runtime: GatewayRuntime) -> FastAPI:
     services = GatewayServices(runtime)
 
     @asynccontextmanager
-    async def lifespan(_app: FastAPI) -> AsyncGenerator[None]:
+    async def lifespan(app: FastAPI) -> AsyncGenerator[None]:
         await runtime.start()
         try:
             await services.start()
             yield
         finally:
+            routes: DeferredRoutes = app.state.routes
+            await routes.aclose()
             await services.close()
             await runtime.stop()
 
@@ -146,21 +158,14 @@ def create_app(runtime: GatewayRuntime) -> FastAPI:
     app.add_exception_handler(RequestValidationError, _validation)
     app.add_exception_handler(HTTPException, _http_error)
     app.include_router(health_router)
-    app.include_router(openai_router)
-    app.include_router(api_router)
-    app.include_router(approvals_router)
-    app.include_router(usage_router)
-    app.include_router(schedules_router)
-    app.include_router(tasks_router)
-    app.include_router(identities_router)
-    app.include_router(pairing_router)
-    app.include_router(ws_router)
-    app.include_router(telegram_router)  # before /webhook/{source}: "telegram" is reserved
-    app.include_router(webhooks_router)
-    app.include_router(a2a_router)
-    app.include_router(integrations_router)
-    app.include_router(ui_router)
-    _document_errors(app)
+    routes = DeferredRoutes(app, ROUTE_GROUPS)
+    app.state.routes = routes
+    _document_errors(app, routes)
+    app.add_middleware(
+        DeferredRoutesMiddleware,
+        routes=routes,
+        probes=frozenset(r.path for r in health_router.routes if isinstance(r, APIRoute)),
+    )
     app.add_middleware(
         RateLimitMiddleware,
         limiter=services.limiter,

@@ -11,11 +11,13 @@ from types import FrameType
 from typing import Any, Literal, TypeVar
 
 import uvicorn
+from fastapi import FastAPI
 from loguru import logger
 
 from beamclaw_core import describe_llm_provider
 from beamclaw_gateway.app import create_app
 from beamclaw_gateway.config import BeamclawConfig, effective_port
+from beamclaw_gateway.deferred_routes import DeferredRoutes
 from beamclaw_gateway.errors import GatewayConfigError, PortInUseError
 from beamclaw_gateway.ratelimit import is_loopback_address
 from beamclaw_gateway.runtime import GatewayRuntime
@@ -142,6 +144,14 @@ class _GatewayServer(uvicorn.Server):
             self.should_exit = True
 
 
+def _warm(runtime: GatewayRuntime, app: FastAPI) -> None:
+    """Once listening: build the route groups the probes did not need, and import the
+    provider stack, each in a worker thread."""
+    routes: DeferredRoutes = app.state.routes
+    routes.warm()
+    runtime.warm()
+
+
 async def _serve(config: BeamclawConfig, host: str, port: int) -> None:
     runtime = GatewayRuntime(config)
     try:
@@ -160,7 +170,7 @@ async def _serve(config: BeamclawConfig, host: str, port: int) -> None:
                 ws_ping_timeout=config.gateway.ws.ping_interval_seconds,
                 timeout_graceful_shutdown=config.gateway.http.shutdown_grace_seconds,
             ),
-            on_listening=runtime.warm,
+            on_listening=lambda: _warm(runtime, app),
         )
         print(f"BeamClaw gateway listening on http://{host}:{port} (Ctrl-C to stop)", flush=True)
         print(

@@ -20,7 +20,6 @@ from beamclaw_core.api import Core
 from beamclaw_core.committed import committed_turn, marked_turn
 from beamclaw_core.sessions import UnknownSessionError
 from beamclaw_gateway.idempotency import RUNNING, Orphan, Settlement, StoredAnswer, turn_ref
-from beamclaw_gateway.openai_models import ChatCompletion
 
 
 def awaits_answer(messages: Sequence[Message], ref: str, turn_id: str | None) -> bool:
@@ -51,6 +50,9 @@ class CommittedAnswers:
             if awaits_answer(history, ref, orphan.turn_id) and await self._busy(orphan.session_id):
                 return RUNNING
             return None
+        # the OpenAI models are the /v1 routes' (built on first use), not a start-up cost
+        from beamclaw_gateway.openai_models import ChatCompletion
+
         body = ChatCompletion.body(
             f"chatcmpl-{turn.turn_id}",
             int(orphan.created_at),
