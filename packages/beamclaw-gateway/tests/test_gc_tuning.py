@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from pathlib import Path
 
 from beamclaw_gateway import GatewayRuntime
-from beamclaw_gateway.gc_tuning import GcTuning, pause_for_startup
+from beamclaw_gateway.gc_tuning import GcTuning, pause_for_startup, paused_for_startup
 
 from .conftest import gateway_config
 
@@ -72,3 +73,27 @@ async def test_a_gateway_tunes_the_collector_while_it_runs(beamclaw_home: Path) 
     finally:
         await runtime.stop()
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
+async def test_a_gateway_started_paused_tunes_the_collector_once_warm(
+    beamclaw_home: Path,
+) -> None:
+    """``beamclaw serve`` pauses the collector: the pass before the freeze would walk all
+    of start-up before ``/ready``, so the runtime tunes once it listens and has warmed."""
+    before = gc.get_threshold()
+    pause_for_startup()
+    runtime = GatewayRuntime(gateway_config(gc_threshold=20_000), home=beamclaw_home)
+    try:
+        await runtime.start()
+        assert paused_for_startup() and not gc.isenabled()
+        assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+        runtime.warm()  # what the server does once its listener is up
+        async with asyncio.timeout(30):
+            while paused_for_startup():
+                await asyncio.sleep(0.01)
+        assert gc.isenabled() and gc.get_threshold()[0] == 20_000
+        assert gc.get_freeze_count() > 0
+        await runtime.stop()
+        assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+    finally:
+        gc.enable()

@@ -19,7 +19,7 @@ from beamclaw_core.providers import Provider
 from beamclaw_gateway.composition import AgentSystem, warm_provider_stack
 from beamclaw_gateway.config import BeamclawConfig
 from beamclaw_gateway.errors import GatewayNotStartedError
-from beamclaw_gateway.gc_tuning import GcTuning
+from beamclaw_gateway.gc_tuning import GcTuning, paused_for_startup
 from beamclaw_gateway.heap_trim import HeapTrimmer
 from beamclaw_memory import Database, resolve_database_url
 from beamclaw_obs import (
@@ -120,7 +120,8 @@ class GatewayRuntime:
         self._started = True
         gateway = self.config.gateway
         self._gc = GcTuning(threshold=gateway.gc_threshold, freeze=gateway.gc_freeze)
-        self._gc.apply()
+        if not paused_for_startup():
+            self._gc.apply()  # else once listening and warm (:meth:`warm`)
         self.heap_trim = HeapTrimmer(gateway.heap_trim_seconds)
         self.heap_trim.start()
         emit(EventType.GATEWAY_START, home=str(self.home))
@@ -128,9 +129,15 @@ class GatewayRuntime:
     def warm(self) -> None:
         """Import the provider stack in a worker thread (once): called when the listener
         is up, so the import does not compete with the start-up for the interpreter, and
-        the first turn does not pay it."""
+        the first turn does not pay it. A start-up that paused the collector
+        (:func:`~beamclaw_gateway.gc_tuning.pause_for_startup`) gets its tuning then."""
         if self._started and self._warming is None:
-            self._warming = asyncio.create_task(asyncio.to_thread(warm_provider_stack))
+            self._warming = asyncio.create_task(self._warm())
+
+    async def _warm(self) -> None:
+        await asyncio.to_thread(warm_provider_stack)
+        if self._gc is not None:
+            self._gc.apply()  # idempotent
 
     async def stop(self) -> None:
         if self.heap_trim is not None:
