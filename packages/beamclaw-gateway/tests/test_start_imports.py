@@ -4,7 +4,8 @@ clients (warmed in a thread once ready), vectors and BM25 (first memory search),
 (a database behind its heads), HTML parsing (first web fetch), detect-secrets (read from
 the shipped table), the ``limits`` library (Redis rate-limit storage only), SQLAlchemy's
 PostgreSQL dialect and its asyncio layer with the ORM (a PostgreSQL database), YAML (the first skill), jq (its tool's first
-call), Playwright (the first browser call). A list of module names, never a time."""
+call), Playwright (the first browser call), the scheduler's runner (``[scheduler]
+enabled``). A list of module names, never a time."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from pathlib import Path
 LATER = (
     "aiohttp",
     "alembic",
+    "beamclaw_scheduler.ports",
+    "beamclaw_scheduler.service",
     "bm25s",
     "bs4",
     "detect_secrets",

@@ -31,10 +31,10 @@ from beamclaw_gateway.settle import CommittedAnswers
 from beamclaw_gateway.webhook_channel import WebhookChannel
 from beamclaw_gateway.ws import WebSocketHub
 from beamclaw_memory import Database
-from beamclaw_scheduler import Scheduler
 
 if TYPE_CHECKING:
     from beamclaw_gateway.telegram import TelegramChannel
+    from beamclaw_scheduler import Scheduler  # imported when [scheduler] enabled
 
 
 class GatewayServices:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from beamclaw_core.workspace import TASKS_FILENAME, Task, open_tasks, read_tasks
-from beamclaw_scheduler.ports import SchedulerPorts
+
+if TYPE_CHECKING:  # the package binds this module at import: its ports are the runner's
+    from beamclaw_scheduler.ports import SchedulerPorts
 
 
 def tasks_file(ports: SchedulerPorts, agent_id: str) -> Path:
