@@ -50,7 +50,7 @@ def _assert_openai_error(r: httpx.Response, status: int) -> dict[str, Any]:
 
 async def test_an_unhandled_exception_is_a_json_500_with_the_request_id_in_the_log() -> None:
     async with live_gateway(ScriptedProvider([])) as gw:
-        gw.app.add_api_route("/api/test-boom", _raises, methods=["GET"])
+        gw.app.api().add_api_route("/api/test-boom", _raises, methods=["GET"])
         with captured_logs() as log_records:
             async with httpx.AsyncClient(base_url=gw.base_url) as c:
                 r = await c.get("/api/test-boom")

@@ -1,178 +1,128 @@
-"""The FastAPI application factory. Routes live in ``routes_*`` modules.
+"""The gateway's ASGI app: the lifespan, the probes, and the API built on first use.
 
-Request path, outermost first: request context (``X-Request-Id``, log context, JSON 500
-for an escaped exception) → the ``http_request`` obs event (request_events.py) →
-body-size limit (413) → rate limit (429, HTTP and WS handshakes) → the deferred route
-groups included (any request but a probe's, once: deferred_routes.py) → routing →
-bearer-token dependency (401) → handler. Every error response, whatever produced it
-(404/405 routing, 422 validation, an ``HTTPException``, a crash), has the OpenAI error
-shape.
+Importing FastAPI and building the API (every route group's models and FastAPI's
+per-route validators, api.py) is most of a start-up, and no probe needs it.
+:class:`GatewayApp` answers ``GET /health``, ``/ready`` and ``/metrics`` through the same
+request middleware (request_stack.py) with the same answers (probes.py) until the API is
+built, and hands every other request to the API, building it first if need be.
+
+Invariants: ``/ready`` means what it meant (the runtime started: store migrated, core
+running); the API is built once, either in a worker thread once the server listens
+(:meth:`GatewayApp.warm`) or on the event loop's thread by the first request that is not
+a probe (which waits for a running warm-up instead); once built, it answers every
+request, the probes included, exactly as a gateway that built it at start.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from typing import Any
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
-from fastapi.routing import APIRoute
-from starlette.exceptions import HTTPException
+from loguru import logger
+from starlette.datastructures import State
+from starlette.routing import Router
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from beamclaw_gateway._version import __version__
-from beamclaw_gateway.deferred_routes import DeferredRoutes, DeferredRoutesMiddleware
-from beamclaw_gateway.errors import ApiError, GatewayNotStartedError
-from beamclaw_gateway.middleware import BodyLimitMiddleware, RateLimitMiddleware
-from beamclaw_gateway.request_context import RequestContextMiddleware
-from beamclaw_gateway.request_events import RequestEventsMiddleware
-from beamclaw_gateway.routes_health import router as health_router
+from beamclaw_gateway.probes import PROBE_PATHS, probe_app
+from beamclaw_gateway.request_stack import wrap_in_request_middleware
 from beamclaw_gateway.runtime import GatewayRuntime
 from beamclaw_gateway.services import GatewayServices
 
-ROUTE_GROUPS: tuple[str, ...] = (
-    "beamclaw_gateway.routes_openai",
-    "beamclaw_gateway.routes_api",
-    "beamclaw_gateway.routes_approvals",
-    "beamclaw_gateway.routes_usage",
-    "beamclaw_gateway.routes_schedules",
-    "beamclaw_gateway.routes_tasks",
-    "beamclaw_gateway.routes_identities",
-    "beamclaw_gateway.routes_pairing",
-    "beamclaw_gateway.ws",
-    "beamclaw_gateway.routes_telegram",  # before /webhook/{source}: "telegram" is reserved
-    "beamclaw_gateway.routes_webhooks",
-    "beamclaw_gateway.routes_a2a",
-    "beamclaw_gateway.routes_integrations",
-    "beamclaw_gateway.ui",
-)
-"""The modules of the route groups after the probes, in routing order (each exposes
-``router``); the app includes them on first use (:mod:`.deferred_routes`)."""
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+__all__ = ["GatewayApp", "create_app"]
+
+API_MODULE = "beamclaw_gateway.api"
+"""The module that builds the API (``build_api``): FastAPI and every route group."""
 
 
-def _api_error(_request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, ApiError)
-    return JSONResponse(exc.body(), exc.status, headers=exc.headers)
+class GatewayApp:
+    """The ASGI app of one gateway: its lifespan starts and stops ``runtime`` and the
+    services in order; ``state`` holds both, as the API's does."""
 
+    def __init__(self, runtime: GatewayRuntime) -> None:
+        self.runtime = runtime
+        self.services = GatewayServices(runtime)
+        self.state = State({"runtime": runtime, "services": self.services})
+        self._lifespan = Router(lifespan=self._lifespan_context)
+        self._probes = wrap_in_request_middleware(
+            probe_app(runtime, self.services), runtime, self.services
+        )
+        self._api: FastAPI | None = None
+        self._warming: asyncio.Task[None] | None = None
 
-def _not_started(_request: Request, exc: Exception) -> Response:
-    error = ApiError(503, str(exc), type="api_error", code="not_ready")
-    return JSONResponse(error.body(), 503)
+    @property
+    def built(self) -> bool:
+        """The API is built (and answers every request from now on)."""
+        return self._api is not None
 
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan.lifespan(scope, receive, send)
+        elif self._api is None and _is_probe(scope):
+            await self._probes(scope, receive, send)
+        else:
+            api: ASGIApp = await self._ready_api()
+            await api(scope, receive, send)
 
-def _describe(exc: RequestValidationError) -> tuple[str, str | None]:
-    errors = exc.errors()
-    if not errors:
-        return "invalid request", None
-    first = errors[0]
-    if first.get("type") == "json_invalid":
-        return "the request body is not valid JSON", None
-    loc = [str(p) for p in first.get("loc", ()) if p not in ("body",)]
-    param = ".".join(loc) or None
-    return f"{param or 'request'}: {first.get('msg', 'invalid')}", param
+    def api(self) -> FastAPI:
+        """The API, built now if it is not yet (on the event loop's thread, or with no
+        loop running)."""
+        if self._api is None:
+            self._api = self._build()
+        return self._api
 
+    def warm(self) -> None:
+        """Build the API in a worker thread (once; call it from the event loop once the
+        server listens)."""
+        if self._api is None and self._warming is None:
+            self._warming = asyncio.create_task(self._warm())
 
-def _validation(request: Request, exc: Exception) -> Response:
-    """400 on ``/v1`` (as OpenAI answers), FastAPI's 422 elsewhere; both OpenAI-shaped."""
-    assert isinstance(exc, RequestValidationError)
-    message, param = _describe(exc)
-    status = 400 if request.url.path.startswith("/v1/") else 422
-    return JSONResponse(ApiError(status, message, param=param).body(), status)
+    async def _warm(self) -> None:
+        api = await asyncio.to_thread(self._build)
+        if self._api is None:
+            self._api = api
 
+    async def _ready_api(self) -> FastAPI:
+        if self._api is None and self._warming is not None:
+            await asyncio.shield(self._warming)
+        return self.api()
 
-_HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
-
-
-def _http_error(_request: Request, exc: Exception) -> Response:
-    """Starlette's own errors (unknown route 404, 405, any ``HTTPException``)."""
-    assert isinstance(exc, HTTPException)
-    code = _HTTP_CODES.get(exc.status_code, f"http_{exc.status_code}")
-    kind = "api_error" if exc.status_code >= 500 else "invalid_request_error"
-    error = ApiError(exc.status_code, str(exc.detail), type=kind, code=code)
-    return JSONResponse(error.body(), exc.status_code, headers=exc.headers)
-
-
-def _document_errors(app: FastAPI, routes: DeferredRoutes) -> None:
-    """Make the OpenAPI document say what :func:`_validation` answers: no 422 on ``/v1``
-    (validation is a 400 there), the OpenAI error body for every other 422; and document
-    every route group, the deferred ones included first."""
-    build = app.openapi
-
-    def openapi() -> dict[str, Any]:
-        if app.openapi_schema is not None:
-            return app.openapi_schema
-        routes.include()
-        schema = build()
-        error = {"$ref": "#/components/schemas/ErrorResponse"}
-        for path, operations in schema.get("paths", {}).items():
-            for operation in operations.values():
-                responses = operation.get("responses", {})
-                if "422" not in responses:
-                    continue
-                if path.startswith("/v1/"):
-                    del responses["422"]
-                else:
-                    responses["422"] = {
-                        "description": "Invalid request (path, query or body)",
-                        "content": {"application/json": {"schema": error}},
-                    }
-        components = schema.get("components", {}).get("schemas", {})
-        components.pop("HTTPValidationError", None)
-        components.pop("ValidationError", None)
-        return schema
-
-    app.openapi = openapi  # FastAPI's documented way to customise the document
-
-
-def create_app(runtime: GatewayRuntime) -> FastAPI:
-    """Build the app; its lifespan starts and stops ``runtime`` in order."""
-    services = GatewayServices(runtime)
+    def _build(self) -> FastAPI:
+        build: Any = import_module(API_MODULE).build_api
+        api: FastAPI = build(self.runtime, self.services)
+        return api
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncGenerator[None]:
-        await runtime.start()
+    async def _lifespan_context(self, _app: object) -> AsyncGenerator[None]:
+        await self.runtime.start()
         try:
-            await services.start()
+            await self.services.start()
             yield
         finally:
-            routes: DeferredRoutes = app.state.routes
-            await routes.aclose()
-            await services.close()
-            await runtime.stop()
+            await self._settle_warming()
+            await self.services.close()
+            await self.runtime.stop()
 
-    app = FastAPI(
-        title="BeamClaw gateway",
-        version=__version__,
-        description="Personal AI agent gateway: OpenAI-compatible API, WebSocket, REST, "
-        "webhooks and A2A. Reference: docs/api.md.",
-        lifespan=lifespan,
-        # BeamClaw's events, logs and metrics are beamclaw-obs's; FastAPI's native
-        # OpenTelemetry would otherwise ask the global OTel providers on every request
-        telemetry={"tracing": False, "metrics": False, "logs": False},
-    )
-    app.state.runtime = runtime
-    app.state.services = services
-    app.add_exception_handler(ApiError, _api_error)
-    app.add_exception_handler(GatewayNotStartedError, _not_started)
-    app.add_exception_handler(RequestValidationError, _validation)
-    app.add_exception_handler(HTTPException, _http_error)
-    app.include_router(health_router)
-    routes = DeferredRoutes(app, ROUTE_GROUPS)
-    app.state.routes = routes
-    _document_errors(app, routes)
-    app.add_middleware(
-        DeferredRoutesMiddleware,
-        routes=routes,
-        probes=frozenset(r.path for r in health_router.routes if isinstance(r, APIRoute)),
-    )
-    app.add_middleware(
-        RateLimitMiddleware,
-        limiter=services.limiter,
-        guard=services.auth,
-        trust_forwarded_for=runtime.config.gateway.http.trust_forwarded_for,
-    )
-    app.add_middleware(BodyLimitMiddleware, max_bytes=runtime.config.gateway.http.max_body_bytes)
-    app.add_middleware(RequestEventsMiddleware)
-    app.add_middleware(RequestContextMiddleware)
-    return app
+    async def _settle_warming(self) -> None:
+        """Wait for a running :meth:`warm` (a thread cannot be cancelled); its failure is
+        logged here (a request not a probe's answers it as a 500)."""
+        warming, self._warming = self._warming, None
+        if warming is None:
+            return
+        await asyncio.wait([warming])
+        if not warming.cancelled() and (exc := warming.exception()) is not None:
+            logger.warning("building the API failed: {!r}", exc)
+
+
+def _is_probe(scope: Scope) -> bool:
+    return scope["type"] == "http" and scope["method"] == "GET" and scope["path"] in PROBE_PATHS
+
+
+def create_app(runtime: GatewayRuntime) -> GatewayApp:
+    """The gateway's app; its lifespan starts and stops ``runtime`` in order."""
+    return GatewayApp(runtime)

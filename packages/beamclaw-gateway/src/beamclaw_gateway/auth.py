@@ -11,9 +11,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 
-from fastapi import Request
-from fastapi.security import HTTPBearer
-
 from beamclaw_gateway.errors import ApiError
 from beamclaw_gateway.settings import HttpSettings
 from beamclaw_obs import EventType, MissingSecretError, emit
@@ -92,29 +89,3 @@ def unauthorized(message: str = "missing or invalid gateway token") -> ApiError:
         code="invalid_api_key",
         headers={"WWW-Authenticate": "Bearer"},
     )
-
-
-class _GatewayBearer(HTTPBearer):
-    """The bearer security scheme that also checks the token.
-
-    One dependency where a scheme plus a checking dependency took two: FastAPI's solver
-    cost ~0.1 ms a request per level. Subclassing ``HTTPBearer`` keeps the scheme in the
-    OpenAPI document (``components.securitySchemes.HTTPBearer``, ``security`` on each
-    guarded operation)."""
-
-    async def __call__(self, request: Request) -> None:  # type: ignore[override]
-        guard: TokenGuard = request.app.state.services.auth
-        state: dict[str, object] = request.scope.get("state", {})
-        if TOKEN_REFUSAL in state:  # the rate limiter already checked this token
-            refusal = state[TOKEN_REFUSAL]
-            accepted = guard.accepts(refusal if isinstance(refusal, str) else None)
-        else:
-            accepted = guard.check(bearer_token(request.headers.get("authorization")))
-        if not accepted:
-            raise unauthorized()
-
-
-require_token = _GatewayBearer(
-    auto_error=False, scheme_name="HTTPBearer", description="The gateway token."
-)
-"""FastAPI dependency guarding ``/v1``, ``/api`` and ``/a2a`` (``Depends(require_token)``)."""

@@ -11,7 +11,7 @@ from loguru import logger
 
 from beamclaw_gateway._version import __version__
 from beamclaw_gateway.a2a import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, A2AService
-from beamclaw_gateway.auth import require_token
+from beamclaw_gateway.auth_scheme import require_token
 from beamclaw_gateway.errors import ApiError, RpcError
 from beamclaw_gateway.openai_models import error_responses
 from beamclaw_gateway.services import GatewayServices

@@ -19,7 +19,7 @@ from beamclaw_core.approvals import AlwaysGrant
 from beamclaw_core.channels import UnknownChannelError, UnknownTargetError
 from beamclaw_core.sessions import SessionAddress, SessionInfo, UnknownSessionError
 from beamclaw_gateway._version import __version__
-from beamclaw_gateway.auth import require_token
+from beamclaw_gateway.auth_scheme import require_token
 from beamclaw_gateway.errors import ApiError
 from beamclaw_gateway.openai_models import error_responses
 from beamclaw_gateway.services import services_of

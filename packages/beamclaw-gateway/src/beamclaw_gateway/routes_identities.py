@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends, Path, Request
 from pydantic import BaseModel, Field
 
 from beamclaw_core import IdentityConflictError, IdentityError, IdentityLink, UnknownAccountError
-from beamclaw_gateway.auth import require_token
+from beamclaw_gateway.auth_scheme import require_token
 from beamclaw_gateway.errors import ApiError
 from beamclaw_gateway.openai_models import error_responses
 from beamclaw_gateway.services import services_of

@@ -24,7 +24,8 @@ from beamclaw_core.attachments import AttachmentError
 from beamclaw_core.conversation import Turn, TurnRequest
 from beamclaw_core.loop import TextChunk
 from beamclaw_core.sessions import SessionAddress, TurnResult
-from beamclaw_gateway.auth import bearer_token, require_token, token_key
+from beamclaw_gateway.auth import bearer_token, token_key
+from beamclaw_gateway.auth_scheme import require_token
 from beamclaw_gateway.errors import ApiError
 from beamclaw_gateway.idempotency import StoredAnswer, fingerprint, scoped_key, turn_ref
 from beamclaw_gateway.openai_models import (

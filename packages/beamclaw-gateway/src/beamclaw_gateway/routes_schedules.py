@@ -17,7 +17,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from beamclaw_gateway.auth import require_token
+from beamclaw_gateway.auth_scheme import require_token
 from beamclaw_gateway.errors import ApiError
 from beamclaw_gateway.openai_models import error_responses
 from beamclaw_gateway.services import services_of

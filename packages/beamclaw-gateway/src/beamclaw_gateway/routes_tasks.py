@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel
 
 from beamclaw_core.workspace import TASKS_FILENAME, agent_dir, parse_tasks, read_tasks
-from beamclaw_gateway.auth import require_token
+from beamclaw_gateway.auth_scheme import require_token
 from beamclaw_gateway.errors import ApiError
 from beamclaw_gateway.openai_models import error_responses
 from beamclaw_gateway.services import services_of

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel
 
 from beamclaw_core.store import UsageRow
-from beamclaw_gateway.auth import require_token
+from beamclaw_gateway.auth_scheme import require_token
 from beamclaw_gateway.openai_models import error_responses
 from beamclaw_gateway.services import services_of
 

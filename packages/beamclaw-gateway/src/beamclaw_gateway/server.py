@@ -11,13 +11,11 @@ from types import FrameType
 from typing import Any, Literal, TypeVar
 
 import uvicorn
-from fastapi import FastAPI
 from loguru import logger
 
 from beamclaw_core import describe_llm_provider
-from beamclaw_gateway.app import create_app
+from beamclaw_gateway.app import GatewayApp, create_app
 from beamclaw_gateway.config import BeamclawConfig, effective_port
-from beamclaw_gateway.deferred_routes import DeferredRoutes
 from beamclaw_gateway.errors import GatewayConfigError, PortInUseError
 from beamclaw_gateway.ratelimit import is_loopback_address
 from beamclaw_gateway.runtime import GatewayRuntime
@@ -144,11 +142,10 @@ class _GatewayServer(uvicorn.Server):
             self.should_exit = True
 
 
-def _warm(runtime: GatewayRuntime, app: FastAPI) -> None:
-    """Once listening: build the route groups the probes did not need, and import the
+def _warm(runtime: GatewayRuntime, app: GatewayApp) -> None:
+    """Once listening: build the API (the probes answered without it) and import the
     provider stack, each in a worker thread."""
-    routes: DeferredRoutes = app.state.routes
-    routes.warm()
+    app.warm()
     runtime.warm()
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Literal
 
-from fastapi import Request
+from starlette.requests import Request
 
 from beamclaw_core.api import Core
 from beamclaw_core.channels import ChannelRegistry, Inbound

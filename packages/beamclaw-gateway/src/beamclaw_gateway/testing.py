@@ -16,10 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import uvicorn
-from fastapi import FastAPI
 
 from beamclaw_core.providers import Provider
-from beamclaw_gateway.app import create_app
+from beamclaw_gateway.app import GatewayApp, create_app
 from beamclaw_gateway.config import BeamclawConfig
 from beamclaw_gateway.runtime import GatewayRuntime
 from beamclaw_memory import Database
@@ -45,7 +44,7 @@ class LiveGateway:
     """A running gateway: its runtime, app and port."""
 
     runtime: GatewayRuntime
-    app: FastAPI
+    app: GatewayApp
     port: int
 
     @property

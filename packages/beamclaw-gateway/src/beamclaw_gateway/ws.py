@@ -1,4 +1,5 @@
-"""``GET /ws``: the WebSocket protocol (ws_protocol.py; docs/api.md) and the ``ws`` channel.
+"""``GET /ws``: the WebSocket protocol (ws_protocol.py; docs/api.md) and the ``ws`` channel
+(its route: routes_ws.py).
 
 Invariants:
 
@@ -22,10 +23,10 @@ import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from fastapi import APIRouter, WebSocket, WebSocketDisconnect
-from fastapi.responses import JSONResponse
 from loguru import logger
 from pydantic import ValidationError
+from starlette.responses import JSONResponse
+from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from beamclaw_core.channels import (
     ChannelCaps,
@@ -69,8 +70,6 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterable, Callable
 
     from beamclaw_gateway.services import GatewayServices
-
-router = APIRouter()
 
 CLOSE_POLICY = 1008
 CLOSE_TRY_AGAIN = 1013
@@ -273,7 +272,6 @@ async def _authenticate(websocket: WebSocket, services: GatewayServices) -> bool
     return True
 
 
-@router.websocket("/ws")
 async def websocket_endpoint(websocket: WebSocket) -> None:
     """The ``/ws`` protocol (docs/api.md)."""
     services: GatewayServices = websocket.app.state.services
