@@ -74,6 +74,7 @@ async def live_gateway(
     config = config or quiet_config()
     runtime = GatewayRuntime(config, provider_factory=factory, database_factory=database_factory)
     app = create_app(runtime)
+    app.api()  # built before serving: tests and benchmarks time requests, not the build
     async with serve_app(
         app,
         ws_ping_interval=config.gateway.ws.ping_interval_seconds,
