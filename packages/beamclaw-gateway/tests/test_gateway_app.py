@@ -13,9 +13,12 @@ from typing import Any
 
 import httpx
 import pytest
+import websockets
 
+from beamclaw_core.testing import ScriptedProvider
 from beamclaw_gateway import GatewayRuntime, create_app
 from beamclaw_gateway.app import GatewayApp
+from beamclaw_gateway.testing import serve_app
 from beamclaw_obs import Secret
 
 from .conftest import gateway_config
@@ -86,6 +89,15 @@ async def test_any_other_request_builds_the_api(runtime: GatewayRuntime) -> None
     async with client(app) as c:
         r = await c.get("/nothing-here")
         assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
+
+
+async def test_a_websocket_first_builds_the_api(beamclaw_home: Path) -> None:
+    """A ``/ws`` handshake is not a probe: it gets the API, built on the spot."""
+    runtime = GatewayRuntime(gateway_config(), provider_factory=lambda _a: ScriptedProvider([]))
+    app = create_app(runtime)
+    async with serve_app(app) as port, websockets.connect(f"ws://127.0.0.1:{port}/ws") as ws:
+        assert json.loads(await ws.recv())["type"] == "authenticated"
+        assert app.built
 
 
 async def openapi_after(app: GatewayApp, *first: str) -> dict[str, Any]:
