@@ -16,7 +16,7 @@ request, the probes included, exactly as a gateway that built it at start.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
@@ -76,16 +76,23 @@ class GatewayApp:
             self._api = self._build()
         return self._api
 
-    def warm(self) -> None:
-        """Build the API in a worker thread (once; call it from the event loop once the
-        server listens)."""
+    def warm(self, then: Callable[[], None] | None = None) -> None:
+        """Build the API in a worker thread, then call ``then`` on the event loop (once;
+        call it from the event loop once the server listens). One warm-up after another:
+        each worker thread importing beside the event loop delays its answers."""
         if self._api is None and self._warming is None:
-            self._warming = asyncio.create_task(self._warm())
+            self._warming = asyncio.create_task(self._warm(then))
+        elif then is not None:
+            then()
 
-    async def _warm(self) -> None:
-        api = await asyncio.to_thread(self._build)
-        if self._api is None:
-            self._api = api
+    async def _warm(self, then: Callable[[], None] | None) -> None:
+        try:
+            api = await asyncio.to_thread(self._build)
+            if self._api is None:
+                self._api = api
+        finally:
+            if then is not None:
+                then()
 
     async def _ready_api(self) -> FastAPI:
         if self._api is None and self._warming is not None:

@@ -143,10 +143,10 @@ class _GatewayServer(uvicorn.Server):
 
 
 def _warm(runtime: GatewayRuntime, app: GatewayApp) -> None:
-    """Once listening: build the API (the probes answered without it) and import the
-    provider stack, each in a worker thread."""
-    app.warm()
-    runtime.warm()
+    """Once listening: build the API (the probes answered without it), then import the
+    provider stack and tune the collector (:meth:`GatewayRuntime.warm`), in a worker
+    thread one after the other."""
+    app.warm(then=runtime.warm)
 
 
 async def _serve(config: BeamclawConfig, host: str, port: int) -> None:
