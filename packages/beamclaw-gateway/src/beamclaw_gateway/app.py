@@ -95,8 +95,10 @@ class GatewayApp:
                 then()
 
     async def _ready_api(self) -> FastAPI:
-        if self._api is None and self._warming is not None:
-            await asyncio.shield(self._warming)
+        warming = self._warming
+        if self._api is None and warming is not None:
+            # never cancels the build; if it failed, this request builds (and meets) it
+            await asyncio.wait([warming])
         return self.api()
 
     def _build(self) -> FastAPI:
@@ -117,7 +119,7 @@ class GatewayApp:
 
     async def _settle_warming(self) -> None:
         """Wait for a running :meth:`warm` (a thread cannot be cancelled); its failure is
-        logged here (a request not a probe's answers it as a 500)."""
+        logged here (a request that is not a probe's meets it again, building the API)."""
         warming, self._warming = self._warming, None
         if warming is None:
             return
