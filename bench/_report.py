@@ -127,6 +127,14 @@ GOALS: tuple[Goal, ...] = (
     Goal("`beamclaw status`", "startup", "cli_status_seconds", "<=", 0.3, "s"),
     Goal("`beamclaw agent list`", "startup", "cli_agent_list_seconds", "<=", 0.3, "s"),
     Goal("`beamclaw serve` launch to ready", "startup", "serve_to_ready_seconds", "<=", 1.5, "s"),
+    Goal(
+        "`beamclaw serve` launch to its first API answer",
+        "startup",
+        "serve_to_first_api_seconds",
+        "<=",
+        1.5,
+        "s",
+    ),
     Goal("gateway RSS at rest", "startup", "serve_idle_rss_mb", "<=", 100.0, "MB"),
     Goal(
         "trimmed browser snapshot of the news fixture page",
