@@ -487,9 +487,10 @@ class Core:
             if not owned:  # the owner resets it, as for an in-chat /reset
                 await (await self._node.forward_command(lane, "/reset", False)).result()
                 return
-            await lane.cancel("Cancelled by reset")
-            await lane.settle()
-            await lane.reset_view("reset")
+            with lane.acting():
+                await lane.cancel("Cancelled by reset")
+                await lane.settle()
+                await lane.reset_view("reset")
         finally:
             self._usage.unpin(lane.id)
 

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
+from contextlib import contextmanager
 from typing import Literal
 
 from loguru import logger
@@ -96,6 +97,8 @@ class SessionLane:
         self._turn_lock = asyncio.Lock()
         self._in_turn = False
         """The worker took runs off the queue and has not finished their turn."""
+        self._acting = 0
+        """Commands (``/new``, a REST reset …) working on the lane outside any turn."""
         self._answered: str | None = None
         """The approval request answered last: answered once, never twice."""
 
@@ -139,7 +142,8 @@ class SessionLane:
             Arrival(run_id, command), turn_running=self.executor is not None
         )
         if isinstance(decision, ActNow):
-            self.publisher.reply(run_id, await run_command(self, decision.command))
+            with self.acting():
+                self.publisher.reply(run_id, await run_command(self, decision.command))
             return handle
         behind = isinstance(decision, Enqueue)
         run = PendingRun(
@@ -241,13 +245,27 @@ class SessionLane:
         self.view.invalidate()
 
     def idle(self) -> bool:
-        """No turn running or about to run, nothing queued, and a quiet state."""
+        """No turn running or about to run, no command at work, nothing queued, and a
+        quiet state."""
         return (
             self.executor is None
             and not self._in_turn
+            and not self._acting
             and not len(self._queue)
             and isinstance(self.state, Idle | Error)
         )
+
+    @contextmanager
+    def acting(self) -> Generator[None]:
+        """A command works on the lane (``/new``'s memory flush, then its reset marker):
+        the lane is not idle meanwhile, so a cluster node keeps the session's lease until
+        the command's writes are done (it gave the lease up as soon as a ``/reset``
+        cancelled the turn, and the marker was refused as a stale owner's)."""
+        self._acting += 1
+        try:
+            yield
+        finally:
+            self._acting -= 1
 
     # ------------------------------------------------------------ the worker
 
