@@ -78,9 +78,14 @@ def _chat_session(
 
     tui.type("please write a note")
     tui.send("Enter")
-    screen = tui.wait_for("? approve write_file")
-    assert '"path": "note.txt"' in screen
-    assert "approve write_file?" in _status_line(screen)
+    # one capture may land between two writes of a redraw: wait for the whole of it
+    screen = tui.wait_for(
+        lambda s: (
+            "? approve write_file" in s
+            and '"path": "note.txt"' in s
+            and "approve write_file?" in _status_line(s)
+        )
+    )
     tui.type("y")
     tui.wait_for("approval write_file: yes")
     tui.wait_for("created note.txt")
