@@ -5,7 +5,9 @@ clients (warmed in a thread once ready), vectors and BM25 (first memory search),
 the shipped table), the ``limits`` library (Redis rate-limit storage only), SQLAlchemy's
 PostgreSQL dialect and its asyncio layer with the ORM (a PostgreSQL database), YAML (the first skill), jq (its tool's first
 call), Playwright (the first browser call), the scheduler's runner (``[scheduler]
-enabled``). A list of module names, never a time."""
+enabled``), and the API (FastAPI, its OpenAPI models, the ``pydantic.v1`` check of
+response models, every route group: built once listening, the probes answer without it).
+A list of module names, never a time."""
 
 from __future__ import annotations
 
@@ -17,17 +19,26 @@ from pathlib import Path
 LATER = (
     "aiohttp",
     "alembic",
+    "beamclaw_gateway.api",
+    "beamclaw_gateway.auth_scheme",
+    "beamclaw_gateway.openai_models",
+    "beamclaw_gateway.routes_health",
+    "beamclaw_gateway.routes_openai",
+    "beamclaw_gateway.routes_ws",
+    "beamclaw_gateway.ui",
     "beamclaw_scheduler.ports",
     "beamclaw_scheduler.service",
     "bm25s",
     "bs4",
     "detect_secrets",
+    "fastapi",
     "httpx",
     "jq",
     "limits",
     "mcp",
     "numpy",
     "playwright",
+    "pydantic.v1",
     "rich",
     "sqlalchemy.dialects.postgresql",
     "sqlalchemy.ext.asyncio",
