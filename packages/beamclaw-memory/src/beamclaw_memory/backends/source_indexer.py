@@ -45,10 +45,6 @@ from beamclaw_memory.service import (
 )
 from beamclaw_memory.settings import ChunkingSettings
 
-SUM_EVERY = 64
-"""Passes whose reports wait to be added into ``totals`` (the sum is read rarely; each
-search runs a pass)."""
-
 
 class SourceIndexer:
     """Writes workspace files and transcripts as chunk rows through ``indexes``."""
@@ -67,24 +63,11 @@ class SourceIndexer:
         self._clock = clock
         self._passes: dict[str, asyncio.Lock] = {}
         self._settled = SettledWorkspaces()
-        self._summed = IndexReport(passes=0)
-        self._unsummed: list[IndexReport] = []
-        """Reports of the passes since :attr:`totals` was last summed (at most
-        :data:`SUM_EVERY`): a pass adds its report here, not a new sum."""
+        self.totals = IndexReport(passes=0)
+        """Every workspace indexing pass, summed."""
         self._unchanged: dict[int, IndexReport] = {}
         """The report of a pass that found its ``n`` files as it left them, by ``n``
         (reports are frozen: one serves every such pass; one entry per workspace size)."""
-
-    @property
-    def totals(self) -> IndexReport:
-        """Every workspace indexing pass, summed."""
-        self._sum()
-        return self._summed
-
-    def _sum(self) -> None:
-        for report in self._unsummed:
-            self._summed = self._summed.plus(report)
-        self._unsummed.clear()
 
     async def index_workspace(self, agent_id: str, root: Path) -> IndexReport:
         """One pass over ``root`` (the agent's passes one at a time). Raises
@@ -102,9 +85,7 @@ class SourceIndexer:
                 raise StorageError(
                     f"indexing the workspace of {agent_id} failed: {type(exc).__name__}: {exc}"
                 ) from exc
-        self._unsummed.append(report)
-        if len(self._unsummed) >= SUM_EVERY:
-            self._sum()
+        self.totals = self.totals.plus(report)
         return report
 
     async def _index_workspace(self, agent_id: str, root: Path) -> IndexReport:
