@@ -1,6 +1,7 @@
 """The gateway's app answers its probes before the API is built (app.py): the probes
-answer as the API's routes do, any other request (and the OpenAPI document) gets the whole
-API, and a warm-up builds it off the event loop."""
+answer as the API's routes do, ``/v1`` and ``/ws`` get the front API, answering as the
+whole API does, any other request (and the OpenAPI document) gets the whole API, and a
+warm-up builds the front API, then the whole one, off the event loop."""
 
 from __future__ import annotations
 
@@ -89,13 +90,72 @@ async def test_any_other_request_builds_the_api(runtime: GatewayRuntime) -> None
         assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
 
 
-async def test_a_websocket_first_builds_the_api(beamclaw_home: Path) -> None:
-    """A ``/ws`` handshake is not a probe: it gets the API, built on the spot."""
+async def test_a_websocket_first_builds_the_front_api(beamclaw_home: Path) -> None:
+    """A ``/ws`` handshake is not a probe: it gets the front API, built on the spot."""
     runtime = GatewayRuntime(gateway_config(), provider_factory=lambda _a: ScriptedProvider([]))
     app = create_app(runtime)
     async with serve_app(app) as port, websockets.connect(f"ws://127.0.0.1:{port}/ws") as ws:
         assert json.loads(await ws.recv())["type"] == "authenticated"
-        assert app.built
+        assert app.front_built and not app.built
+
+
+FRONT_REQUESTS = (
+    ("GET", "/v1/models", {"Authorization": f"Bearer {TOKEN}"}, None),
+    ("GET", "/v1/models", {}, None),  # 401
+    ("GET", "/v1/nothing-here", {"Authorization": f"Bearer {TOKEN}"}, None),  # 404
+    ("DELETE", "/v1/models", {"Authorization": f"Bearer {TOKEN}"}, None),  # 405
+    ("POST", "/v1/chat/completions", {"Authorization": f"Bearer {TOKEN}"}, "{"),  # 400
+    ("POST", "/v1/chat/completions", {"Authorization": f"Bearer {TOKEN}"}, '{"messages": 1}'),
+    ("GET", "/v1", {}, None),  # 404
+)
+
+
+async def front_answers(app: GatewayApp) -> list[tuple[int, Any]]:
+    answers: list[tuple[int, Any]] = []
+    async with client(app) as c:
+        for method, path, headers, body in FRONT_REQUESTS:
+            r = await c.request(method, path, headers=headers, content=body)
+            assert r.headers["x-request-id"]
+            answers.append((r.status_code, r.json()))
+    return answers
+
+
+async def test_the_front_api_answers_its_paths_as_the_whole_api_does(
+    runtime: GatewayRuntime,
+) -> None:
+    front = create_app(runtime)
+    before = await front_answers(front)
+    assert front.front_built and not front.built
+    assert [status for status, _ in before] == [200, 401, 404, 405, 400, 400, 404]
+    whole = create_app(runtime)
+    whole.api()
+    assert await front_answers(whole) == before
+    async with client(front) as c:  # any other path builds the whole API
+        r = await c.get("/api/sessions", headers={"Authorization": f"Bearer {TOKEN}"})
+        assert r.status_code == 200 and front.built
+
+
+def test_no_other_group_has_a_path_the_front_api_answers() -> None:
+    """The front API answers ``/v1`` and ``/ws`` (app.py sends it those paths): every
+    route of the whole API there is one of its routers'."""
+    from fastapi.routing import APIRoute, APIWebSocketRoute
+
+    from beamclaw_gateway.api import ROUTERS
+    from beamclaw_gateway.api_front import FRONT_ROUTERS
+
+    def paths(routers: tuple[Any, ...]) -> set[str]:
+        return {
+            route.path
+            for router in routers
+            for route in router.routes
+            if isinstance(route, APIRoute | APIWebSocketRoute)
+        }
+
+    front = paths(FRONT_ROUTERS)
+    assert "/v1/chat/completions" in front and "/ws" in front
+    assert all(path == "/ws" or path.startswith("/v1/") for path in front)
+    others = paths(tuple(r for r in ROUTERS if r not in FRONT_ROUTERS))
+    assert not [p for p in others if p in ("/v1", "/ws") or p.startswith(("/v1/", "/ws/"))]
 
 
 async def openapi_after(app: GatewayApp, *first: str) -> dict[str, Any]:
@@ -129,3 +189,15 @@ async def test_warming_builds_the_api_off_the_loop(runtime: GatewayRuntime) -> N
         r = await c.get("/api/sessions", headers={"Authorization": f"Bearer {TOKEN}"})
         assert r.status_code == 200
     assert app.built and then == [True]
+
+
+async def test_warming_answers_the_front_paths_before_the_whole_api_is_built(
+    runtime: GatewayRuntime,
+) -> None:
+    app = create_app(runtime)
+    app.warm()
+    async with client(app) as c:
+        r = await c.get("/v1/models", headers={"Authorization": f"Bearer {TOKEN}"})
+        assert r.status_code == 200 and app.front_built
+        r = await c.get("/api/sessions", headers={"Authorization": f"Bearer {TOKEN}"})
+        assert r.status_code == 200 and app.built

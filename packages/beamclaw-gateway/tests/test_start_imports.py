@@ -6,7 +6,8 @@ the shipped table), the ``limits`` library (Redis rate-limit storage only), SQLA
 PostgreSQL dialect and its asyncio layer with the ORM (a PostgreSQL database), YAML (the first skill), jq (its tool's first
 call), Playwright (the first browser call), the scheduler's runner (``[scheduler]
 enabled``), and the API (FastAPI, its OpenAPI models, the ``pydantic.v1`` check of
-response models, every route group: built once listening, the probes answer without it).
+response models, every route group: built once listening, the probes answer without it;
+its front, ``/v1`` and ``/ws``, first, without the other groups).
 A list of module names, never a time."""
 
 from __future__ import annotations
@@ -58,6 +59,42 @@ print(json.dumps(sorted(m for m in json.loads(sys.argv[1]) if m in sys.modules))
 def test_the_gateway_imports_nothing_it_loads_later() -> None:
     r = subprocess.run(
         [sys.executable, "-c", _DRIVER, json.dumps(LATER)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == []
+
+
+_FRONT = """
+import json, sys
+import beamclaw_gateway.server, beamclaw_gateway.api_front
+print(json.dumps(sorted(m for m in json.loads(sys.argv[1]) if m in sys.modules)))
+"""
+
+BEHIND_THE_FRONT = (
+    "beamclaw_gateway.api",
+    "beamclaw_gateway.routes_a2a",
+    "beamclaw_gateway.routes_api",
+    "beamclaw_gateway.routes_approvals",
+    "beamclaw_gateway.routes_health",
+    "beamclaw_gateway.routes_integrations",
+    "beamclaw_gateway.routes_pairing",
+    "beamclaw_gateway.routes_schedules",
+    "beamclaw_gateway.routes_telegram",
+    "beamclaw_gateway.routes_webhooks",
+    "beamclaw_gateway.ui",
+    "beamclaw_scheduler.beats",
+)
+
+
+def test_the_front_api_imports_no_other_route_group() -> None:
+    """The front API (``/v1``, ``/ws``) is built first so that a client's first request
+    waits for FastAPI and those groups only, not for the rest."""
+    r = subprocess.run(
+        [sys.executable, "-c", _FRONT, json.dumps(BEHIND_THE_FRONT)],
         capture_output=True,
         text=True,
         timeout=60,

@@ -1,28 +1,15 @@
-"""The API: every route group in one FastAPI app. Routes live in ``routes_*`` modules.
+"""The whole API: every route group in one FastAPI app (api_assembly.py gives it its
+error handling and request middleware). Routes live in ``routes_*`` modules.
 
-Built by the gateway's app (app.py) once it listens, or on the first request that is not a
-probe's; that app runs the lifespan, so this one has none.
-
-Request path, outermost first: request context (``X-Request-Id``, log context, JSON 500
-for an escaped exception) → the ``http_request`` obs event (request_events.py) →
-body-size limit (413) → rate limit (429, HTTP and WS handshakes) → routing →
-bearer-token dependency (401) → handler. Every error response, whatever produced it
-(404/405 routing, 422 validation, an ``HTTPException``, a crash), has the OpenAI error
-shape.
+Built by the gateway's app (app.py) once it listens, after the front API (api_front.py),
+or on the first request that neither a probe nor the front API answers.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from fastapi import APIRouter, FastAPI
 
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
-from starlette.exceptions import HTTPException
-
-from beamclaw_gateway._version import __version__
-from beamclaw_gateway.errors import ApiError, GatewayNotStartedError
-from beamclaw_gateway.request_stack import request_middleware
+from beamclaw_gateway.api_assembly import assemble_api
 from beamclaw_gateway.routes_a2a import router as a2a_router
 from beamclaw_gateway.routes_api import router as api_router
 from beamclaw_gateway.routes_approvals import router as approvals_router
@@ -41,112 +28,29 @@ from beamclaw_gateway.runtime import GatewayRuntime
 from beamclaw_gateway.services import GatewayServices
 from beamclaw_gateway.ui import router as ui_router
 
+__all__ = ["ROUTERS", "build_api"]
 
-def _api_error(_request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, ApiError)
-    return JSONResponse(exc.body(), exc.status, headers=exc.headers)
-
-
-def _not_started(_request: Request, exc: Exception) -> Response:
-    error = ApiError(503, str(exc), type="api_error", code="not_ready")
-    return JSONResponse(error.body(), 503)
-
-
-def _describe(exc: RequestValidationError) -> tuple[str, str | None]:
-    errors = exc.errors()
-    if not errors:
-        return "invalid request", None
-    first = errors[0]
-    if first.get("type") == "json_invalid":
-        return "the request body is not valid JSON", None
-    loc = [str(p) for p in first.get("loc", ()) if p not in ("body",)]
-    param = ".".join(loc) or None
-    return f"{param or 'request'}: {first.get('msg', 'invalid')}", param
-
-
-def _validation(request: Request, exc: Exception) -> Response:
-    """400 on ``/v1`` (as OpenAI answers), FastAPI's 422 elsewhere; both OpenAI-shaped."""
-    assert isinstance(exc, RequestValidationError)
-    message, param = _describe(exc)
-    status = 400 if request.url.path.startswith("/v1/") else 422
-    return JSONResponse(ApiError(status, message, param=param).body(), status)
-
-
-_HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
-
-
-def _http_error(_request: Request, exc: Exception) -> Response:
-    """Starlette's own errors (unknown route 404, 405, any ``HTTPException``)."""
-    assert isinstance(exc, HTTPException)
-    code = _HTTP_CODES.get(exc.status_code, f"http_{exc.status_code}")
-    kind = "api_error" if exc.status_code >= 500 else "invalid_request_error"
-    error = ApiError(exc.status_code, str(exc.detail), type=kind, code=code)
-    return JSONResponse(error.body(), exc.status_code, headers=exc.headers)
-
-
-def _document_errors(app: FastAPI) -> None:
-    """Make the OpenAPI document say what :func:`_validation` answers: no 422 on ``/v1``
-    (validation is a 400 there), the OpenAI error body for every other 422."""
-    build = app.openapi
-
-    def openapi() -> dict[str, Any]:
-        if app.openapi_schema is not None:
-            return app.openapi_schema
-        schema = build()
-        error = {"$ref": "#/components/schemas/ErrorResponse"}
-        for path, operations in schema.get("paths", {}).items():
-            for operation in operations.values():
-                responses = operation.get("responses", {})
-                if "422" not in responses:
-                    continue
-                if path.startswith("/v1/"):
-                    del responses["422"]
-                else:
-                    responses["422"] = {
-                        "description": "Invalid request (path, query or body)",
-                        "content": {"application/json": {"schema": error}},
-                    }
-        components = schema.get("components", {}).get("schemas", {})
-        components.pop("HTTPValidationError", None)
-        components.pop("ValidationError", None)
-        return schema
-
-    app.openapi = openapi  # FastAPI's documented way to customise the document
+ROUTERS: tuple[APIRouter, ...] = (
+    health_router,
+    openai_router,
+    api_router,
+    approvals_router,
+    usage_router,
+    schedules_router,
+    tasks_router,
+    identities_router,
+    pairing_router,
+    ws_router,
+    telegram_router,  # before /webhook/{source}: "telegram" is reserved
+    webhooks_router,
+    a2a_router,
+    integrations_router,
+    ui_router,
+)
+"""Every route group, in the order the router tries them (and the OpenAPI document lists
+them)."""
 
 
 def build_api(runtime: GatewayRuntime, services: GatewayServices) -> FastAPI:
     """The API of ``runtime`` and its ``services`` (started and stopped by their owner)."""
-    app = FastAPI(
-        title="BeamClaw gateway",
-        version=__version__,
-        description="Personal AI agent gateway: OpenAI-compatible API, WebSocket, REST, "
-        "webhooks and A2A. Reference: docs/api.md.",
-        # BeamClaw's events, logs and metrics are beamclaw-obs's; FastAPI's native
-        # OpenTelemetry would otherwise ask the global OTel providers on every request
-        telemetry={"tracing": False, "metrics": False, "logs": False},
-    )
-    app.state.runtime = runtime
-    app.state.services = services
-    app.add_exception_handler(ApiError, _api_error)
-    app.add_exception_handler(GatewayNotStartedError, _not_started)
-    app.add_exception_handler(RequestValidationError, _validation)
-    app.add_exception_handler(HTTPException, _http_error)
-    app.include_router(health_router)
-    app.include_router(openai_router)
-    app.include_router(api_router)
-    app.include_router(approvals_router)
-    app.include_router(usage_router)
-    app.include_router(schedules_router)
-    app.include_router(tasks_router)
-    app.include_router(identities_router)
-    app.include_router(pairing_router)
-    app.include_router(ws_router)
-    app.include_router(telegram_router)  # before /webhook/{source}: "telegram" is reserved
-    app.include_router(webhooks_router)
-    app.include_router(a2a_router)
-    app.include_router(integrations_router)
-    app.include_router(ui_router)
-    _document_errors(app)
-    for middleware, options in request_middleware(runtime, services):
-        app.add_middleware(middleware, **options)
-    return app
+    return assemble_api(runtime, services, ROUTERS)

@@ -4,13 +4,16 @@ Importing FastAPI and building the API (every route group's models and FastAPI's
 per-route validators, api.py) is most of a start-up, and no probe needs it.
 :class:`GatewayApp` answers ``GET /health``, ``/ready`` and ``/metrics`` through the same
 request middleware (request_stack.py) with the same answers (probes.py) until the API is
-built, and hands every other request to the API, building it first if need be.
+built. A client's first request is most often the OpenAI-compatible API's or ``/ws``: the
+front API (api_front.py, those two groups only) is built first and answers them until the
+whole API is built; every other request waits for the whole API.
 
 Invariants: ``/ready`` means what it meant (the runtime started: store migrated, core
-running); the API is built once, either in a worker thread once the server listens
-(:meth:`GatewayApp.warm`) or on the event loop's thread by the first request that is not
-a probe (which waits for a running warm-up instead); once built, it answers every
-request, the probes included, exactly as a gateway that built it at start.
+running); each API is built once, either in a worker thread once the server listens
+(:meth:`GatewayApp.warm`: the front one, then the whole one) or on the event loop's thread
+by the first request that needs it (which waits for a running warm-up instead); the front
+API answers its paths exactly as the whole one does; once the whole API is built, it
+answers every request, the probes included, exactly as a gateway that built it at start.
 """
 
 from __future__ import annotations
@@ -37,7 +40,10 @@ if TYPE_CHECKING:
 __all__ = ["GatewayApp", "create_app"]
 
 API_MODULE = "beamclaw_gateway.api"
-"""The module that builds the API (``build_api``): FastAPI and every route group."""
+"""The module that builds the whole API (``build_api``): FastAPI and every route group."""
+FRONT_MODULE = "beamclaw_gateway.api_front"
+"""The module that builds the front API (``build_front_api``): FastAPI, ``/v1`` and
+``/ws``."""
 
 
 class GatewayApp:
@@ -52,34 +58,49 @@ class GatewayApp:
         self._probes = wrap_in_request_middleware(
             probe_app(runtime, self.services), runtime, self.services
         )
+        self._front: FastAPI | None = None
         self._api: FastAPI | None = None
         self._warming: asyncio.Task[None] | None = None
+        self._front_warmed = asyncio.Event()
 
     @property
     def built(self) -> bool:
-        """The API is built (and answers every request from now on)."""
+        """The whole API is built (and answers every request from now on)."""
         return self._api is not None
 
+    @property
+    def front_built(self) -> bool:
+        """The front API is built, or the whole one (either answers ``/v1`` and ``/ws``)."""
+        return self._front is not None or self._api is not None
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        api: ASGIApp
         if scope["type"] == "lifespan":
             await self._lifespan.lifespan(scope, receive, send)
-        elif self._api is None and _is_probe(scope):
+        elif self._api is not None:
+            await self._api(scope, receive, send)
+        elif _is_probe(scope):
             await self._probes(scope, receive, send)
+        elif _is_front(scope):
+            api = await self._ready_front()
+            await api(scope, receive, send)
         else:
-            api: ASGIApp = await self._ready_api()
+            api = await self._ready_api()
             await api(scope, receive, send)
 
     def api(self) -> FastAPI:
-        """The API, built now if it is not yet (on the event loop's thread, or with no
-        loop running)."""
+        """The whole API, built now if it is not yet (on the event loop's thread, or with
+        no loop running)."""
         if self._api is None:
-            self._api = self._build()
+            self._api = self._build(API_MODULE, "build_api")
+            self._front = None  # the whole API answers the front's paths from now on
         return self._api
 
     def warm(self, then: Callable[[], None] | None = None) -> None:
-        """Build the API in a worker thread, then call ``then`` on the event loop (once;
-        call it from the event loop once the server listens). One warm-up after another:
-        each worker thread importing beside the event loop delays its answers."""
+        """Build the front API, then the whole one, each in a worker thread, then call
+        ``then`` on the event loop (once; call it from the event loop once the server
+        listens). One warm-up after another: each worker thread importing beside the event
+        loop delays its answers."""
         if self._api is None and self._warming is None:
             self._warming = asyncio.create_task(self._warm(then))
         elif then is not None:
@@ -87,12 +108,27 @@ class GatewayApp:
 
     async def _warm(self, then: Callable[[], None] | None) -> None:
         try:
-            api = await asyncio.to_thread(self._build)
+            if not self.front_built:
+                front = await asyncio.to_thread(self._build, FRONT_MODULE, "build_front_api")
+                if not self.front_built:
+                    self._front = front
+            self._front_warmed.set()
+            api = await asyncio.to_thread(self._build, API_MODULE, "build_api")
             if self._api is None:
-                self._api = api
+                self._api, self._front = api, None
         finally:
+            self._front_warmed.set()  # a failed build: the waiting request meets it
             if then is not None:
                 then()
+
+    async def _ready_front(self) -> FastAPI:
+        if not self.front_built and self._warming is not None:
+            await self._front_warmed.wait()
+        if self._api is not None:
+            return self._api
+        if self._front is None:
+            self._front = self._build(FRONT_MODULE, "build_front_api")
+        return self._front
 
     async def _ready_api(self) -> FastAPI:
         warming = self._warming
@@ -101,8 +137,8 @@ class GatewayApp:
             await asyncio.wait([warming])
         return self.api()
 
-    def _build(self) -> FastAPI:
-        build: Any = import_module(API_MODULE).build_api
+    def _build(self, module: str, builder: str) -> FastAPI:
+        build: Any = getattr(import_module(module), builder)
         api: FastAPI = build(self.runtime, self.services)
         return api
 
@@ -130,6 +166,11 @@ class GatewayApp:
 
 def _is_probe(scope: Scope) -> bool:
     return scope["type"] == "http" and scope["method"] == "GET" and scope["path"] in PROBE_PATHS
+
+
+def _is_front(scope: Scope) -> bool:
+    path: str = scope["path"]
+    return path == "/ws" or path == "/v1" or path.startswith("/v1/")
 
 
 def create_app(runtime: GatewayRuntime) -> GatewayApp:
