@@ -21,11 +21,12 @@ from starlette.exceptions import HTTPException
 
 from beamclaw_gateway._version import __version__
 from beamclaw_gateway.errors import ApiError, GatewayNotStartedError
+from beamclaw_gateway.hot_path import HOT_ROUTER, ChatCompletionsHotPath, Handler
 from beamclaw_gateway.request_stack import request_middleware
 from beamclaw_gateway.runtime import GatewayRuntime
 from beamclaw_gateway.services import GatewayServices
 
-__all__ = ["assemble_api"]
+__all__ = ["HANDLERS", "assemble_api"]
 
 
 def _api_error(_request: Request, exc: Exception) -> Response:
@@ -100,12 +101,26 @@ def _document_errors(app: FastAPI) -> None:
     app.openapi = openapi  # FastAPI's documented way to customise the document
 
 
+HANDLERS: dict[type[Exception], Handler] = {
+    ApiError: _api_error,
+    GatewayNotStartedError: _not_started,
+    RequestValidationError: _validation,
+    HTTPException: _http_error,
+}
+"""The API's exception handlers (FastAPI's, and the hot path's: hot_path.py)."""
+
+
 def assemble_api(
-    runtime: GatewayRuntime, services: GatewayServices, routers: Sequence[APIRouter]
+    runtime: GatewayRuntime,
+    services: GatewayServices,
+    routers: Sequence[APIRouter],
+    *,
+    hot_path: bool = True,
 ) -> FastAPI:
     """An API of ``runtime`` and its ``services`` (started and stopped by their owner)
     with ``routers`` in order: the same error handling and request middleware whatever
-    the routers."""
+    the routers. With the OpenAI router, turns take the hot path (hot_path.py) unless
+    ``hot_path`` is False (every request through FastAPI: what the hot path must equal)."""
     app = FastAPI(
         title="BeamClaw gateway",
         version=__version__,
@@ -117,13 +132,13 @@ def assemble_api(
     )
     app.state.runtime = runtime
     app.state.services = services
-    app.add_exception_handler(ApiError, _api_error)
-    app.add_exception_handler(GatewayNotStartedError, _not_started)
-    app.add_exception_handler(RequestValidationError, _validation)
-    app.add_exception_handler(HTTPException, _http_error)
+    for kind, handler in HANDLERS.items():
+        app.add_exception_handler(kind, handler)
     for router in routers:
         app.include_router(router)
     _document_errors(app)
+    if hot_path and HOT_ROUTER in routers:  # the innermost: inside the rate and body limits
+        app.add_middleware(ChatCompletionsHotPath, handlers=HANDLERS)
     for middleware, options in request_middleware(runtime, services):
         app.add_middleware(middleware, **options)
     return app

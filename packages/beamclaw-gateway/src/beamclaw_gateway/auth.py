@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Mapping
 
 from beamclaw_gateway.errors import ApiError
 from beamclaw_gateway.settings import HttpSettings
@@ -65,6 +66,15 @@ class TokenGuard:
             return True
         emit(EventType.AUTH_FAILED, credential="gateway_token", reason=refusal)
         return False
+
+    def request_refusal(self, state: Mapping[str, object], authorization: str | None) -> str | None:
+        """:meth:`refusal` of a request's ``Authorization`` header, or the rate limiter's
+        verdict on it when ``state`` (the request scope's) holds one (:data:`TOKEN_REFUSAL`:
+        the secret is not resolved a second time). Emits nothing."""
+        if TOKEN_REFUSAL in state:
+            refusal = state[TOKEN_REFUSAL]
+            return refusal if isinstance(refusal, str) else None
+        return self.refusal(bearer_token(authorization))
 
     def refusal(self, presented: str | None) -> str | None:
         """Why ``presented`` is refused (``missing``, ``unresolved``, ``invalid``), or None

@@ -7,7 +7,7 @@ from __future__ import annotations
 from fastapi import Request
 from fastapi.security import HTTPBearer
 
-from beamclaw_gateway.auth import TOKEN_REFUSAL, TokenGuard, bearer_token, unauthorized
+from beamclaw_gateway.auth import TokenGuard, unauthorized
 
 __all__ = ["require_token"]
 
@@ -22,13 +22,10 @@ class _GatewayBearer(HTTPBearer):
 
     async def __call__(self, request: Request) -> None:  # type: ignore[override]
         guard: TokenGuard = request.app.state.services.auth
-        state: dict[str, object] = request.scope.get("state", {})
-        if TOKEN_REFUSAL in state:  # the rate limiter already checked this token
-            refusal = state[TOKEN_REFUSAL]
-            accepted = guard.accepts(refusal if isinstance(refusal, str) else None)
-        else:
-            accepted = guard.check(bearer_token(request.headers.get("authorization")))
-        if not accepted:
+        refusal = guard.request_refusal(
+            request.scope.get("state", {}), request.headers.get("authorization")
+        )
+        if not guard.accepts(refusal):
             raise unauthorized()
 
 
