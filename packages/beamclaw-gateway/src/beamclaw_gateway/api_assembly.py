@@ -3,8 +3,9 @@ front one first): FastAPI's app, the error handlers and the request middleware.
 
 Request path, outermost first: request context (``X-Request-Id``, log context, JSON 500
 for an escaped exception) → the ``http_request`` obs event (request_events.py) →
-body-size limit (413) → rate limit (429, HTTP and WS handshakes) → routing →
-bearer-token dependency (401) → handler. Every error response, whatever produced it
+body-size limit (413) → rate limit (429, HTTP and WS handshakes) → the hot path of
+``POST /v1/chat/completions`` (hot_path.py: an authorized, valid turn goes straight to
+its handler) → routing → bearer-token dependency (401) → handler. Every error response, whatever produced it
 (404/405 routing, 422 validation, an ``HTTPException``, a crash), has the OpenAI error
 shape. The gateway's app (app.py) runs the lifespan, so no API has one.
 """
