@@ -4,8 +4,8 @@ Every figure is a median over rounds of a fresh process, next to ``python -c pas
 measured in the same run (the interpreter's own floor). Commands run against a throwaway
 ``BEAMCLAW_HOME`` with no daemon (``status`` answers "not running"). Cold start is the wall
 time from launching ``beamclaw serve`` to the first 200 from ``/ready``, and, launched
-again, to the first 200 from an API route (``/v1/models``: the API is built once the
-server listens, or by that request); idle RSS is the
+again (the two launches alternate), to the first 200 from an API route (``/v1/models``:
+the front API is built once the server listens, or by that request); idle RSS is the
 served gateway's ``VmRSS`` once ready. Run it with bytecode caches in place (``python -m
 compileall``): under ``PYTHONDONTWRITEBYTECODE`` with none compiled every import recompiles
 its source and the figures measure the compiler; the run writes them first.
@@ -27,7 +27,9 @@ import httpx
 from bench.common import median
 
 ROUNDS = 5
-SERVE_ROUNDS = 3
+SERVE_ROUNDS = 5
+"""Launches of ``beamclaw serve`` per figure: a launch varies by ±0.3 s on the shared
+2-core machine, which three did not median out."""
 API_PATH = "/v1/models"
 """What a client asks first when it starts with the API (``serve_to_first_api_seconds``):
 the gateway answers its probes before it has built the API, so ``/ready`` alone would not
@@ -137,17 +139,16 @@ def run() -> dict[str, Any]:
             result[f"import_{module}_seconds"] = t
         readies: list[float] = []
         rss: list[float] = []
-        for _ in range(SERVE_ROUNDS):
+        firsts: list[float] = []
+        for _ in range(SERVE_ROUNDS):  # the two launches alternate: the same machine load
             port = _free_port()
             ready, mb = _cold_start(_env(home, port), port)
             readies.append(ready)
             rss.append(mb)
+            port = _free_port()  # a client whose first request needs the API
+            firsts.append(_cold_start(_env(home, port), port, API_PATH)[0])
         result["serve_to_ready_seconds"] = median(readies)
         result["serve_idle_rss_mb"] = median(rss)
-        firsts: list[float] = []
-        for _ in range(SERVE_ROUNDS):  # a client whose first request needs the API
-            port = _free_port()
-            firsts.append(_cold_start(_env(home, port), port, API_PATH)[0])
         result["serve_to_first_api_seconds"] = median(firsts)
     result["rounds"] = ROUNDS
     result["serve_rounds"] = SERVE_ROUNDS
