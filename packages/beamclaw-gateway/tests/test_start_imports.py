@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 LATER = (
@@ -48,31 +49,32 @@ LATER = (
     "yaml",
 )
 
-_DRIVER = """
-import json, sys
-import beamclaw_gateway.config, beamclaw_gateway.runtime, beamclaw_gateway.app
-import beamclaw_gateway.server
-print(json.dumps(sorted(m for m in json.loads(sys.argv[1]) if m in sys.modules)))
-"""
 
-
-def test_the_gateway_imports_nothing_it_loads_later() -> None:
+def loaded_after(imports: str, modules: Sequence[str]) -> list[str]:
+    """Which of ``modules`` a fresh interpreter holds after running ``imports``."""
+    driver = (
+        f"import json, sys\n{imports}\n"
+        "print(json.dumps(sorted(m for m in json.loads(sys.argv[1]) if m in sys.modules)))"
+    )
     r = subprocess.run(
-        [sys.executable, "-c", _DRIVER, json.dumps(LATER)],
+        [sys.executable, "-c", driver, json.dumps(list(modules))],
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout) == []
+    found: list[str] = json.loads(r.stdout)
+    return found
 
 
-_FRONT = """
-import json, sys
-import beamclaw_gateway.server, beamclaw_gateway.api_front
-print(json.dumps(sorted(m for m in json.loads(sys.argv[1]) if m in sys.modules)))
-"""
+def test_the_gateway_imports_nothing_it_loads_later() -> None:
+    imports = (
+        "import beamclaw_gateway.config, beamclaw_gateway.runtime, beamclaw_gateway.app\n"
+        "import beamclaw_gateway.server"
+    )
+    assert loaded_after(imports, LATER) == []
+
 
 BEHIND_THE_FRONT = (
     "beamclaw_gateway.api",
@@ -93,44 +95,19 @@ BEHIND_THE_FRONT = (
 def test_the_front_api_imports_no_other_route_group() -> None:
     """The front API (``/v1``, ``/ws``) is built first so that a client's first request
     waits for FastAPI and those groups only, not for the rest."""
-    r = subprocess.run(
-        [sys.executable, "-c", _FRONT, json.dumps(BEHIND_THE_FRONT)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout) == []
-
-
-_WARMED = """
-import json, sys
-import beamclaw_gateway.config, beamclaw_gateway.runtime, beamclaw_gateway.app
-import beamclaw_gateway.server
-from beamclaw_gateway.composition import warm_provider_stack
-warm_provider_stack()
-print(json.dumps(sorted(m for m in json.loads(sys.argv[1]) if m in sys.modules)))
-"""
+    imports = "import beamclaw_gateway.server, beamclaw_gateway.api_front"
+    assert loaded_after(imports, BEHIND_THE_FRONT) == []
 
 
 def test_the_warmed_provider_stack_leaves_httpx_out() -> None:
     """What stays resident at rest once the provider stack is warmed: aiohttp, not httpx
     (and the rich console and pygments its command-line helper imports, ~7 MB)."""
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            _WARMED,
-            json.dumps(["aiohttp", "httpx", "limits", "pygments", "rich"]),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    imports = (
+        "import beamclaw_gateway.server\n"
+        "from beamclaw_gateway.composition import warm_provider_stack\n"
+        "warm_provider_stack()"
     )
-    assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout) == ["aiohttp"]
+    assert loaded_after(imports, ["aiohttp", "httpx", "limits", "pygments", "rich"]) == ["aiohttp"]
 
 
 _STARTED = """
