@@ -410,3 +410,14 @@ def test_a_key_value_after_a_separator_that_is_not_a_key_is_still_found(
 ) -> None:
     # "Error:" is no key, and what follows it holds a real key's value
     assert scrub(text) == expected
+
+
+def test_every_rule_waits_for_a_literal_its_matches_contain() -> None:
+    """A rule's regex runs only on a text holding, for each of its trigger sets, one
+    literal every match contains (one character when the pattern has no longer one: the
+    detect-secrets Telegram token's ``:``); a rule without one would scan every text, a
+    streamed answer's line again at every token."""
+    rules = importlib.import_module("beamclaw_obs.scrub")._rules()
+    assert [r.pattern.pattern for r in rules if not r.triggers] == []
+    prose = "a line of plain prose, with no colon in it and nothing secret at all"
+    assert scrub(prose) == prose

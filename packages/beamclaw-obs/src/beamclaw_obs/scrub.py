@@ -366,8 +366,9 @@ def _replace_value(match: re.Match[str]) -> str:
 # --------------------------------------------------------------------------- triggers
 # A rule runs only when the (case-folded) text contains one of its trigger literals:
 # strings every match must contain, read from the parsed regex. A 10 KB log line without
-# "sk-" never pays for the OpenAI pattern. Rules whose regex yields no literal of two or
-# more characters always run.
+# "sk-" never pays for the OpenAI pattern. A rule whose regex yields no literal of two or
+# more characters is triggered by its one-character literals (the Telegram bot token's
+# ":"), and one that yields none at all always runs.
 
 _MIN_TRIGGER = 2
 
@@ -423,7 +424,10 @@ def _triggers(source: str, flags: int) -> tuple[tuple[frozenset[str], ...], bool
         parser: Any = importlib.import_module("re._parser")
         parsed = parser.parse(source, flags)
         fold = bool(parsed.state.flags & re.IGNORECASE)
-        sets = [o for o in _required(parsed.data) if o and min(len(t) for t in o) >= _MIN_TRIGGER]
+        required = [o for o in _required(parsed.data) if o]
+        sets = [o for o in required if min(len(t) for t in o) >= _MIN_TRIGGER]
+        if not sets:  # a one-character literal still spares the regex a text without it
+            sets = list(dict.fromkeys(required))
     except Exception:  # an unparsable or unusual pattern simply always runs
         return (), False
     sets.sort(key=lambda o: (min(len(t) for t in o), -len(o)), reverse=True)
@@ -444,7 +448,6 @@ class _Rule:
         self._flags = fmt.flags
         self._compiled: re.Pattern[str] | None = None
         self.replace = replace
-        self.per_line = fmt.per_line
         self.triggers: tuple[frozenset[str], ...]
         """Each set must have a literal in the text for the rule to run; () = always run."""
         self.fold: bool
@@ -452,6 +455,14 @@ class _Rule:
             self.triggers, self.fold = (fmt.triggers,), True
         else:
             self.triggers, self.fold = _triggers(fmt.source, fmt.flags)
+        self.per_line = (
+            fmt.per_line
+            and bool(self.triggers)
+            and min(len(t) for t in self.triggers[0]) >= _MIN_TRIGGER
+        )
+        """Applied only to the lines holding its first trigger; a one-character trigger
+        (a ``:``, a ``.``) is on most lines, so such a rule runs once over the whole text,
+        as a rule without triggers does."""
 
     @property
     def pattern(self) -> re.Pattern[str]:
