@@ -198,3 +198,20 @@ def test_a_second_stream_of_the_same_prose_walks_remembered_moves_only() -> None
     assert known > 0
     assert "".join(_stream(answer)) == "".join(answer)
     assert _automata().remembered == known
+
+
+def test_a_long_line_is_rescrubbed_within_a_bounded_window() -> None:
+    """Each piece re-scrubs the released part of its line: a line longer than
+    ``_LONG_LINE`` is cut (keeping ``_CONTEXT``), so a streamed paragraph costs per token
+    what a line of at most ``_LONG_LINE`` does, however long it grows."""
+    from beamclaw_obs.stream_scrub import _LONG_LINE  # pyright: ignore[reportPrivateUsage]
+
+    scrubber = StreamScrubber()
+    words = ("many plain words of an answer that runs on without a newline " * 60).split()
+    released = ""
+    for word in words:
+        released += scrubber.feed(word + " ")
+        window = len(scrubber._text) - scrubber._line  # pyright: ignore[reportPrivateUsage]
+        assert window <= _LONG_LINE + 64
+    released += scrubber.finish()
+    assert released == " ".join(words) + " "

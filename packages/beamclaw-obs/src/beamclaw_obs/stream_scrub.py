@@ -11,7 +11,7 @@ Invariants: the concatenation of everything released (``feed`` … ``finish``) e
 ``scrub(whole text)``, and every released prefix is a prefix of it, so no piece ever
 holds a secret or the start of one completed later. Work per piece is proportional to
 the piece plus the current line (lines already released are dropped; a line longer
-than 2 KB keeps only its last 512 released characters as context).
+than 1 KB keeps only its last 512 released characters as context).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from functools import lru_cache
 from beamclaw_obs.scrub import key_may_end_before, registered_literals, rule_patterns, scrub
 from beamclaw_obs.scrub_prefix import NO_THREADS, PrefixAutomata, PrefixAutomaton, Threads
 
-_LONG_LINE = 2048
+_LONG_LINE = 1024
 """A line longer than this is cut at a space, keeping :data:`_CONTEXT` characters."""
 _CONTEXT = 512
 """More than any pattern needs before a match starts (a key before its value, a keyword
