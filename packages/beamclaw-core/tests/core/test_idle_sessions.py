@@ -17,8 +17,8 @@ from beamclaw_core.loop import (
 )
 from beamclaw_core.providers import Capabilities
 from beamclaw_core.sessions import SessionAddress, SessionLane, reset_due
-from beamclaw_core.sessions.cycle_sweep import MIN_EVICTED, CycleSweep
-from beamclaw_core.testing import CallTool, Reply, ScriptedProvider
+from beamclaw_core.sessions.cycle_sweep import DEFER_LIMIT, MIN_EVICTED, CycleSweep
+from beamclaw_core.testing import CallTool, Hang, Reply, ScriptedProvider
 from beamclaw_obs import EventType
 from beamclaw_obs.testing import recording_events
 from beamclaw_tools import Autonomy
@@ -201,6 +201,47 @@ def test_the_sweep_waits_for_enough_evicted_lanes() -> None:
     assert not sweep.evicted(200, loaded=1000), "fewer than a quarter of the loaded lanes"
     assert sweep.evicted(50, loaded=1000)
     assert (passes, sweep.pending, sweep.sweeps) == ([1, 1], 0, 2)
+
+
+def test_a_due_sweep_waits_for_a_quiet_pass_up_to_a_limit() -> None:
+    """A full pass stalls every stream in flight: while turns run it waits, but only
+    until ``DEFER_LIMIT`` times the due count of lanes have piled up."""
+    passes: list[int] = []
+    sweep = CycleSweep(lambda: passes.append(1), full_passes=lambda: 0)
+    assert not sweep.evicted(MIN_EVICTED, loaded=0, busy=True)
+    assert not sweep.evicted(0, loaded=0, busy=True), "still busy: still waiting"
+    assert sweep.evicted(0, loaded=0, busy=False), "the first quiet check runs it"
+    assert not sweep.evicted(MIN_EVICTED * DEFER_LIMIT - 1, loaded=0, busy=True)
+    assert sweep.evicted(1, loaded=0, busy=True), "the limit: never quiet, still freed"
+    assert (passes, sweep.pending) == ([1, 1], 0)
+
+
+async def test_lanes_evicted_while_a_turn_runs_are_freed_once_it_ends(
+    make_core: Callable[..., Any], vt: VirtualTime
+) -> None:
+    provider = ScriptedProvider([*(Reply(f"ok {i}") for i in range(MIN_EVICTED)), Hang()])
+    settings = make_settings(
+        maintenance={"lane_idle_seconds": 120}, loop={"turn_timeout_seconds": 100 * DAY}
+    )
+    core: Core = make_core(provider, settings=settings)
+    await core.start(maintenance=True)
+    gc.collect()
+    before = _lanes_in_memory()
+    gc.disable()
+    try:
+        for i in range(MIN_EVICTED):
+            address = SessionAddress(f"local:user{i}", "default", "tui")
+            await core.wait_idle((await core.send(address, "hello")).session_id)
+        running = await core.send(SessionAddress("local:busy", "default", "tui"), "hang")
+        await ticks(vt, 3)
+        assert core.loaded_sessions() == [running.session_id]
+        assert _lanes_in_memory() == before + MIN_EVICTED + 1, "the sweep waits"
+        await core.cancel(running.session_id)
+        await core.wait_idle(running.session_id)
+        await ticks(vt, 1)
+        assert _lanes_in_memory() == before + 1, "the first quiet pass sweeps"
+    finally:
+        gc.enable()
 
 
 async def test_lane_with_a_subscriber_or_a_pending_approval_is_kept(

@@ -18,9 +18,16 @@ A full pass made by anyone else (CPython's own, the gateway's heap trimmer's eve
 ``[gateway] heap_trim_seconds``) freed the lanes evicted before it: the count starts
 again from there, so the sweep never repeats a pass that just ran.
 
+A full pass stops the process for its whole length (≈ 100 ms with a few hundred sessions
+loaded, measured in ``bench streams``), and every stream then in flight stalls for as
+long. So a pass that falls due while turns run waits for a quiet maintenance pass, until
+:data:`DEFER_LIMIT` times the lanes that made it due have piled up (a gateway that is
+never quiet still frees them, in fewer, larger passes).
+
 Invariants: pure counting plus the injected ``collect`` and ``full_passes``; nothing is
 collected while fewer than :data:`MIN_EVICTED` lanes have been evicted since the last
-full pass, whoever made it.
+full pass, whoever made it, nor while turns run and fewer than :data:`DEFER_LIMIT` times
+the due count have.
 """
 
 from __future__ import annotations
@@ -34,6 +41,8 @@ object not frozen at start-up (≈ 5-10 ms at rest), so fewer, larger sweeps kee
 cost per lane small and its pauses rare (at most one per maintenance pass)."""
 LOADED_SHARE = 0.25
 """Evicted lanes, as a share of the loaded ones, that may wait for a full pass."""
+DEFER_LIMIT = 4
+"""While turns run, a due pass waits until this many times its due count of lanes."""
 
 
 class CycleSweep:
@@ -52,14 +61,15 @@ class CycleSweep:
         """Lanes evicted since the last full pass."""
         self.sweeps = 0
 
-    def evicted(self, count: int, *, loaded: int) -> bool:
-        """Note ``count`` lanes gone with ``loaded`` still in memory; True when this
-        ran a full pass."""
+    def evicted(self, count: int, *, loaded: int, busy: bool = False) -> bool:
+        """Note ``count`` lanes gone (0: a check of those still pending) with ``loaded``
+        still in memory, ``busy`` when turns run now; True when this ran a full pass."""
         passes = self._full_passes()
         if passes != self._seen:  # another full pass freed what was evicted before it
             self._seen, self.pending = passes, 0
         self.pending += count
-        if self.pending < max(MIN_EVICTED, loaded * LOADED_SHARE):
+        due = max(MIN_EVICTED, loaded * LOADED_SHARE)
+        if self.pending < due or (busy and self.pending < due * DEFER_LIMIT):
             return False
         self._collect()
         self._seen = self._full_passes()

@@ -10,7 +10,8 @@ Every ``check_interval_seconds``:
   C heap pages they free go back to the system with the gateway's periodic trim, not
   here: a trim holds the allocator's lock for 10-40 ms, and a pass evicts often under
   load (trimming after each stalled streams in ``bench streams``). Evicted lanes are
-  reference cycles: a full collection frees them once enough have piled up
+  reference cycles: a full collection frees them once enough have piled up, at a pass
+  with no turn running when one comes soon enough
   (:class:`~beamclaw_core.sessions.cycle_sweep.CycleSweep`).
 * every ``session_cleanup_interval_seconds``, only when ``[core] history_retention_days``
   is set: sessions last active longer ago than that are deleted with their history.
@@ -103,7 +104,10 @@ class Maintenance:
         evicted = await self._evict_idle(cfg.lane_idle_seconds)
         if evicted:
             await asyncio.sleep(0)  # the stopped workers' done callbacks, which hold lanes
-            self.sweep.evicted(len(evicted), loaded=len(self._lanes()))
+        if evicted or self.sweep.pending:  # a pass deferred while turns ran: quiet now?
+            lanes = self._lanes()
+            busy = not all(lane.idle() for lane in lanes)
+            self.sweep.evicted(len(evicted), loaded=len(lanes), busy=busy)
 
     async def _retention(self, now: float) -> None:
         days = self.rt.settings.history_retention_days
