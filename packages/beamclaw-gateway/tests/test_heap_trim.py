@@ -8,6 +8,7 @@ import asyncio
 import gc
 import threading
 import weakref
+from collections.abc import Callable
 
 from beamclaw_gateway.heap_trim import HeapTrimmer
 
@@ -73,3 +74,35 @@ async def test_each_round_frees_cycles_left_in_the_old_generation_on_the_loop() 
     assert gone() is None, "a round collects the cycles the thresholds left alive"
     assert trimmer.collections >= 1 and trimmer.trims == trimmer.collections
     assert set(threads) == {threading.current_thread().name}, "collected on the loop's thread"
+
+
+async def _until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.005)
+
+
+async def test_a_round_due_while_turns_run_waits_for_a_quiet_moment_at_most_a_period() -> None:
+    """A full collection stalls every stream in flight: a round waits while turns run,
+    but never more than one more period."""
+    quiet = [False]
+    collected: list[int] = []
+    trimmer = HeapTrimmer(
+        0.1,
+        lambda: 1,
+        lambda: collected.append(1) or 0,
+        quiet=lambda: quiet[0],
+        poll_seconds=0.01,
+    )
+    trimmer.start()
+    try:
+        await asyncio.sleep(0.15)  # due at 0.1 s, turns running
+        assert collected == []
+        quiet[0] = True
+        await _until(lambda: len(collected) == 1)  # the first quiet poll
+        assert trimmer.waited_seconds < 0.1
+        quiet[0] = False
+        await _until(lambda: len(collected) == 2)  # never quiet: it runs at the limit
+        assert trimmer.waited_seconds >= 0.1
+    finally:
+        await trimmer.stop()

@@ -510,6 +510,10 @@ class Core:
                 )
             return deleted
 
+    def turns_running(self) -> bool:
+        """Whether any loaded session is not idle (a turn running, queued or waiting)."""
+        return not all(lane.idle() for lane in self._lanes.values())
+
     def loaded_sessions(self) -> list[str]:
         """Ids of the sessions whose lane is in memory now (the others are rebuilt from the
         store when next used)."""

@@ -236,8 +236,10 @@ async def test_lanes_evicted_while_a_turn_runs_are_freed_once_it_ends(
         await ticks(vt, 3)
         assert core.loaded_sessions() == [running.session_id]
         assert _lanes_in_memory() == before + MIN_EVICTED + 1, "the sweep waits"
+        assert core.turns_running()
         await core.cancel(running.session_id)
         await core.wait_idle(running.session_id)
+        assert not core.turns_running()
         await ticks(vt, 1)
         assert _lanes_in_memory() == before + 1, "the first quiet pass sweeps"
     finally:

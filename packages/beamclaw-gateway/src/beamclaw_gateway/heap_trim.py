@@ -14,7 +14,10 @@ Two things kept a soak's RSS rising (docs/faults.md, *Soak*):
   heap's automatic trim (only at its top). ``malloc_trim(0)`` gives them back.
 
 :class:`HeapTrimmer` does both, in that order, every ``[gateway] heap_trim_seconds``.
-Invariants: the collection runs on the event loop's thread (finalizers and weak
+A full collection stops the process for its length (≈ 100 ms with a few hundred sessions
+loaded), and every stream then in flight stalls as long: a round that falls due while
+turns run waits for a quiet moment (checked every ``poll_seconds``), at most one more
+period. Invariants: the collection runs on the event loop's thread (finalizers and weak
 reference callbacks run where the objects they touch live); the trim runs on a worker
 thread, never on the event loop (it takes the allocator's locks for a few
 milliseconds), one at a time; on a C library without ``malloc_trim`` (musl, macOS) only
@@ -41,17 +44,25 @@ class HeapTrimmer:
     started (nothing when 0).
 
     ``trim``: the C library's ``malloc_trim(0)`` by default; ``collect``: a full
-    ``gc.collect()`` by default (both injectable for tests)."""
+    ``gc.collect()`` by default (both injectable for tests); ``quiet``: whether no turn
+    runs now (None: always quiet)."""
 
     def __init__(
         self,
         every_seconds: float,
         trim: Callable[[], int] | None = None,
         collect: Callable[[], int] = gc.collect,
+        *,
+        quiet: Callable[[], bool] | None = None,
+        poll_seconds: float = 1.0,
     ) -> None:
         self.every_seconds = every_seconds
         self._trim = trim if trim is not None else malloc_trim()
         self._collect = collect
+        self._quiet = quiet
+        self._poll_seconds = poll_seconds
+        self.waited_seconds = 0.0
+        """How long the last round waited for a quiet moment."""
         self._task: asyncio.Task[None] | None = None
         self.trims = 0
         self.collections = 0
@@ -95,8 +106,18 @@ class HeapTrimmer:
     async def _run(self) -> None:
         while True:
             await asyncio.sleep(self.every_seconds)
+            await self._until_quiet()
             try:
                 self.collect_once()
                 await self.trim_once()
             except Exception:
                 logger.exception("heap trim failed")
+
+    async def _until_quiet(self) -> None:
+        """Wait while turns run, at most ``every_seconds``."""
+        waited = 0.0
+        quiet = self._quiet
+        while quiet is not None and waited < self.every_seconds and not quiet():
+            await asyncio.sleep(self._poll_seconds)
+            waited += self._poll_seconds
+        self.waited_seconds = waited

@@ -122,7 +122,10 @@ class GatewayRuntime:
         self._gc = GcTuning(threshold=gateway.gc_threshold, freeze=gateway.gc_freeze)
         if not paused_for_startup():
             self._gc.apply()  # else once listening and warm (:meth:`warm`)
-        self.heap_trim = HeapTrimmer(gateway.heap_trim_seconds)
+        core = self.system.core
+        self.heap_trim = HeapTrimmer(
+            gateway.heap_trim_seconds, quiet=lambda: not core.turns_running()
+        )
         self.heap_trim.start()
         emit(EventType.GATEWAY_START, home=str(self.home))
 
