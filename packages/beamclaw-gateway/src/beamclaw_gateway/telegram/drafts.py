@@ -16,6 +16,8 @@ Invariants:
   when work on the message starts.
 * A failed edit or send never fails the turn: the draft is best effort, the final answer
   goes through the outbox.
+* Closing lets a Bot API call under way finish: a draft message it sends is among those
+  :meth:`DraftView.close` hands over, never left behind.
 """
 
 from __future__ import annotations
@@ -79,6 +81,9 @@ class DraftView:
         self._task: asyncio.Task[None] | None = None
         self._closing = False
         """Set by :meth:`close`: the loop ends even if a cancellation were lost."""
+        self._inflight: asyncio.Task[None] | None = None
+        """The Bot API call under way, which :meth:`close` lets finish (a message sent
+        but not yet recorded would be left behind, an orphan draft)."""
 
     def start(self) -> None:
         self._last_edit = self._clock()  # a quick answer shows no draft at all
@@ -136,9 +141,19 @@ class DraftView:
                     await self._dirty.wait()
 
     async def _best_effort(self, work: Awaitable[None]) -> None:
+        inflight = self._inflight = asyncio.ensure_future(work)
         try:
-            await work
+            await asyncio.shield(inflight)  # a cancelled loop leaves the call to finish
         except TelegramChannelError as exc:
+            logger.debug("telegram draft in {}: {}", self.chat_id, exc)
+
+    async def _settle_inflight(self) -> None:
+        """Let the call the cancelled loop left finish (its failure is best effort)."""
+        inflight, self._inflight = self._inflight, None
+        if inflight is None:
+            return
+        await asyncio.wait([inflight])
+        if not inflight.cancelled() and (exc := inflight.exception()) is not None:
             logger.debug("telegram draft in {}: {}", self.chat_id, exc)
 
     async def _typing(self) -> None:
@@ -183,6 +198,7 @@ class DraftView:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        await self._settle_inflight()
         if self._queue_notice is not None:
             notice, self._queue_notice = self._queue_notice, None
             await self._sender.delete(self.chat_id, notice)
