@@ -267,7 +267,8 @@ class GatewaySettings(Section):
     (``gc.freeze()``; undone when the gateway stops)."""
     heap_trim_seconds: float = Field(default=30.0, ge=0)
     """Every this many seconds, collect the garbage cycles that reached the collector's
-    old generation (a full pass on the event loop, tens of ms), then give the heap
+    old generation (a full pass on the event loop, tens of ms; one due while turns run
+    waits for a quiet moment, at most one more period), then give the heap
     memory the process freed back to the operating system (glibc's ``malloc_trim``;
     nothing on other C libraries); 0: never. Without it RSS keeps rising under load
     (docs/faults.md, *Soak*)."""
