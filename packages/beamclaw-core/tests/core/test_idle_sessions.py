@@ -148,6 +148,13 @@ async def test_idle_lane_is_evicted_and_rebuilt_transparently(
     assert (await core.status(session_id)).state == "idle"
 
 
+async def finished_sessions(core: Core, count: int) -> None:
+    """``count`` sessions of one turn each, run to their end (idle lanes)."""
+    for i in range(count):
+        address = SessionAddress(f"local:user{i}", "default", "tui")
+        await core.wait_idle((await core.send(address, "hello")).session_id)
+
+
 def _lanes_in_memory() -> int:
     """Lanes the interpreter holds, reachable or garbage not collected yet."""
     return sum(isinstance(o, SessionLane) for o in gc.get_objects())
@@ -167,9 +174,7 @@ async def test_evicted_lanes_leave_the_heap_not_only_the_map(
     before = _lanes_in_memory()
     gc.disable()
     try:
-        for i in range(MIN_EVICTED):
-            address = SessionAddress(f"local:user{i}", "default", "tui")
-            await core.wait_idle((await core.send(address, "hello")).session_id)
+        await finished_sessions(core, MIN_EVICTED)
         assert _lanes_in_memory() == before + MIN_EVICTED
         await ticks(vt, 3)
         assert core.loaded_sessions() == []
@@ -229,9 +234,7 @@ async def test_lanes_evicted_while_a_turn_runs_are_freed_once_it_ends(
     before = _lanes_in_memory()
     gc.disable()
     try:
-        for i in range(MIN_EVICTED):
-            address = SessionAddress(f"local:user{i}", "default", "tui")
-            await core.wait_idle((await core.send(address, "hello")).session_id)
+        await finished_sessions(core, MIN_EVICTED)
         running = await core.send(SessionAddress("local:busy", "default", "tui"), "hang")
         await ticks(vt, 3)
         assert core.loaded_sessions() == [running.session_id]
