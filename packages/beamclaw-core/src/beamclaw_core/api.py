@@ -47,7 +47,7 @@ from beamclaw_core.sessions.bus import Subscription, TurnHandle
 from beamclaw_core.sessions.commands import parse_command
 from beamclaw_core.sessions.composition import CoreHooks, CoreParts, build_runtime, provider_lookup
 from beamclaw_core.sessions.ends import SessionEnd, SessionEndHook
-from beamclaw_core.sessions.lane import SessionInfo, SessionLane
+from beamclaw_core.sessions.lane import SessionInfo, SessionLane, any_turn_running
 from beamclaw_core.sessions.maintenance import Maintenance
 from beamclaw_core.sessions.memory_context import TranscriptIndexer
 from beamclaw_core.sessions.prompts import StaticPrompt, TurnPrompt, WorkspacePrompt
@@ -512,7 +512,7 @@ class Core:
 
     def turns_running(self) -> bool:
         """Whether any loaded session is not idle (a turn running, queued or waiting)."""
-        return not all(lane.idle() for lane in self._lanes.values())
+        return any_turn_running(self._lanes.values())
 
     def loaded_sessions(self) -> list[str]:
         """Ids of the sessions whose lane is in memory now (the others are rebuilt from the

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from beamclaw_core.api import Core
@@ -160,6 +161,19 @@ def _lanes_in_memory() -> int:
     return sum(isinstance(o, SessionLane) for o in gc.get_objects())
 
 
+@contextmanager
+def collector_off() -> Iterator[int]:
+    """The automatic collector off for the block (only the maintenance pass's sweep frees
+    lanes then); yields the lanes in memory before it."""
+    gc.collect()
+    before = _lanes_in_memory()
+    gc.disable()
+    try:
+        yield before
+    finally:
+        gc.enable()
+
+
 async def test_evicted_lanes_leave_the_heap_not_only_the_map(
     make_core: Callable[..., Any], vt: VirtualTime
 ) -> None:
@@ -170,17 +184,12 @@ async def test_evicted_lanes_leave_the_heap_not_only_the_map(
     settings = make_settings(maintenance={"lane_idle_seconds": 120})
     core: Core = make_core(provider, settings=settings)
     await core.start(maintenance=True)
-    gc.collect()
-    before = _lanes_in_memory()
-    gc.disable()
-    try:
+    with collector_off() as before:
         await finished_sessions(core, MIN_EVICTED)
         assert _lanes_in_memory() == before + MIN_EVICTED
         await ticks(vt, 3)
         assert core.loaded_sessions() == []
         assert _lanes_in_memory() == before
-    finally:
-        gc.enable()
 
 
 def test_a_full_pass_made_elsewhere_starts_the_count_again() -> None:
@@ -230,10 +239,7 @@ async def test_lanes_evicted_while_a_turn_runs_are_freed_once_it_ends(
     )
     core: Core = make_core(provider, settings=settings)
     await core.start(maintenance=True)
-    gc.collect()
-    before = _lanes_in_memory()
-    gc.disable()
-    try:
+    with collector_off() as before:
         await finished_sessions(core, MIN_EVICTED)
         running = await core.send(SessionAddress("local:busy", "default", "tui"), "hang")
         await ticks(vt, 3)
@@ -245,8 +251,6 @@ async def test_lanes_evicted_while_a_turn_runs_are_freed_once_it_ends(
         assert not core.turns_running()
         await ticks(vt, 1)
         assert _lanes_in_memory() == before + 1, "the first quiet pass sweeps"
-    finally:
-        gc.enable()
 
 
 async def test_lane_with_a_subscriber_or_a_pending_approval_is_kept(

@@ -5,9 +5,9 @@ Request path, outermost first: request context (``X-Request-Id``, log context, J
 for an escaped exception) → the ``http_request`` obs event (request_events.py) →
 body-size limit (413) → rate limit (429, HTTP and WS handshakes) → the hot path of
 ``POST /v1/chat/completions`` (hot_path.py: an authorized, valid turn goes straight to
-its handler) → routing → bearer-token dependency (401) → handler. Every error response, whatever produced it
-(404/405 routing, 422 validation, an ``HTTPException``, a crash), has the OpenAI error
-shape. The gateway's app (app.py) runs the lifespan, so no API has one.
+its handler) → routing → bearer-token dependency (401) → handler. Every error response,
+whatever produced it (404/405 routing, 422 validation, an ``HTTPException``, a crash),
+has the OpenAI error shape. The gateway's app (app.py) runs the lifespan, so no API has one.
 """
 
 from __future__ import annotations

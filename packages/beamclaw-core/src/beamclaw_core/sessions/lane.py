@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 from contextlib import contextmanager
 from typing import Literal
 
@@ -459,3 +459,9 @@ class SessionLane:
         self.publisher.end_unfinished(lambda r: TurnError(self.id, r, "stopped", STOPPED_TEXT))
         self.bus.close()
         self._queue.abandon_unstored(TurnNotStartedError(self.id))
+
+
+def any_turn_running(lanes: Iterable[SessionLane]) -> bool:
+    """Whether any of ``lanes`` is not idle (a turn running, queued or waiting): a full
+    collection now would stall its stream (the lane sweep's and the heap trim's wait)."""
+    return not all(lane.idle() for lane in lanes)

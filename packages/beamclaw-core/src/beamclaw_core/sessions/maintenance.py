@@ -34,7 +34,7 @@ from beamclaw_core.loop.turn_events import Compacted
 from beamclaw_core.providers import estimate_message_tokens
 from beamclaw_core.sessions.compacting import compact_lane
 from beamclaw_core.sessions.cycle_sweep import CycleSweep
-from beamclaw_core.sessions.lane import SessionLane
+from beamclaw_core.sessions.lane import SessionLane, any_turn_running
 from beamclaw_core.sessions.runtime import Runtime
 
 DAY_SECONDS = 86400
@@ -106,8 +106,7 @@ class Maintenance:
             await asyncio.sleep(0)  # the stopped workers' done callbacks, which hold lanes
         if evicted or self.sweep.pending:  # a pass deferred while turns ran: quiet now?
             lanes = self._lanes()
-            busy = not all(lane.idle() for lane in lanes)
-            self.sweep.evicted(len(evicted), loaded=len(lanes), busy=busy)
+            self.sweep.evicted(len(evicted), loaded=len(lanes), busy=any_turn_running(lanes))
 
     async def _retention(self, now: float) -> None:
         days = self.rt.settings.history_retention_days
