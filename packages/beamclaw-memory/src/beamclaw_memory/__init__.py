@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     )
     from beamclaw_memory.evaluation import EvalSet, load_into, recall_at_k
     from beamclaw_memory.factory import create_memory_service
+    from beamclaw_memory.indexing.watch import ChangeWatch
     from beamclaw_memory.prepared import Prepared
     from beamclaw_memory.service import (
         IndexReport,
@@ -76,6 +77,7 @@ else:
                 "EmbeddingCache",
                 "OpenAIEmbedder",
             ),
+            "beamclaw_memory.indexing.watch": ("ChangeWatch",),
             "beamclaw_memory.errors": (
                 "BeamclawMemoryError",
                 "DatabaseUnavailableError",
@@ -130,6 +132,7 @@ __all__ = [
     "DATABASE_URL_ENV",
     "BeamclawMemoryError",
     "CachingEmbedder",
+    "ChangeWatch",
     "ChunkingSettings",
     "Database",
     "DatabaseUnavailableError",

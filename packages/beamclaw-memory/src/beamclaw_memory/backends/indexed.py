@@ -34,6 +34,7 @@ from beamclaw_memory.backends.source_indexer import SourceIndexer
 from beamclaw_memory.embeddings.client import Embedder
 from beamclaw_memory.errors import InvalidMemoryInputError
 from beamclaw_memory.indexing.sources import INDEXER_KEY_PREFIX, content_hash
+from beamclaw_memory.indexing.watch import ChangeWatch
 from beamclaw_memory.search.tokenizer import Tokenizer
 from beamclaw_memory.service import (
     IndexReport,
@@ -72,7 +73,10 @@ class IndexedMemory:
         embedder: Embedder | None = None,
         clock: Callable[[], float] = time.time,
         home: Path | None = None,
+        watch: ChangeWatch | None = None,
     ) -> None:
+        """``watch``: how workspace passes learn that nothing changed (the default
+        :class:`ChangeWatch` uses inotify where it can)."""
         self.rows = rows
         self.settings = settings or MemorySettings()
         self.embedder = embedder
@@ -89,7 +93,14 @@ class IndexedMemory:
         self._search = HybridSearch(
             self._indexes, self._gate, self.settings.search, tokenizer, clock
         )
-        self._indexer = SourceIndexer(self._indexes, self._gate, self.settings.chunking, clock)
+        self._indexer = SourceIndexer(
+            self._indexes, self._gate, self.settings.chunking, clock, watch
+        )
+
+    @property
+    def workspace_watch(self) -> ChangeWatch:
+        """The change watch that lets a workspace pass skip its scan."""
+        return self._indexer.watch
 
     @property
     def index_totals(self) -> IndexReport:
@@ -208,5 +219,6 @@ class IndexedMemory:
         return await self._indexer.index_transcript(agent_id, messages)
 
     async def aclose(self) -> None:
+        self._indexer.watch.close()
         await self._gate.aclose()
         await self.rows.aclose()

@@ -6,7 +6,9 @@ Invariants:
   may start one together): each reads the recorded source states the previous one left,
   so a file is never chunked, written or embedded twice for one change. A pass whose
   files all have the stats a completed pass of this process left (settled: modified more
-  than the racy window before it) reads nothing else, not even the database.
+  than the racy window before it) reads nothing else, not even the database; and where
+  inotify reports nothing changed in the workspace since a sound pass began
+  (:class:`~beamclaw_memory.indexing.watch.ChangeWatch`), a pass does not even scan.
 * A file's rows are made exactly its current chunks: new or edited chunks are written
   (and embedded), chunks that only moved get their new lines (no embedding), the rest
   are removed; a file that disappeared loses all its rows.
@@ -35,8 +37,10 @@ from beamclaw_memory.indexing.sources import (
     content_hash,
     file_pieces,
     message_chunks,
+    watched_directories,
     workspace_files,
 )
+from beamclaw_memory.indexing.watch import ChangeWatch
 from beamclaw_memory.service import (
     FILE_SOURCE_PREFIX,
     IndexReport,
@@ -55,6 +59,7 @@ class SourceIndexer:
         gate: EmbeddingGate,
         chunking: ChunkingSettings,
         clock: Callable[[], float],
+        watch: ChangeWatch | None = None,
     ) -> None:
         self._indexes = indexes
         self._rows = indexes.rows
@@ -63,6 +68,10 @@ class SourceIndexer:
         self._clock = clock
         self._passes: dict[str, asyncio.Lock] = {}
         self._settled = SettledWorkspaces()
+        self.watch = watch if watch is not None else ChangeWatch()
+        """Skips the scan of a workspace inotify saw unchanged (tests count its answers)."""
+        self._sizes: dict[tuple[str, Path], int] = {}
+        """Files found by the last sound pass of each workspace (its quiet report's)."""
         self.totals = IndexReport(passes=0)
         """Every workspace indexing pass, summed."""
         self._unchanged: dict[int, IndexReport] = {}
@@ -88,19 +97,38 @@ class SourceIndexer:
         self.totals = self.totals.plus(report)
         return report
 
+    def _unchanged_report(self, files: int) -> IndexReport:
+        report = self._unchanged.get(files)
+        if report is None:
+            report = IndexReport(sources_seen=files, sources_unchanged=files)
+            self._unchanged[files] = report
+        return report
+
     async def _index_workspace(self, agent_id: str, root: Path) -> IndexReport:
+        key = (agent_id, root)
+        if self.watch.quiet(key):
+            return self._unchanged_report(self._sizes[key])
+        written = self.watch.arm(key, str(root), watched_directories(root))
         files = workspace_files(root)
+        report = await self._scanned_pass(agent_id, root, files, written)
+        sound = not report.skipped and not any(f.indirect for f in files)
+        self._sizes[key] = len(files)
+        self.watch.settle(key, sound=sound)
+        return report
+
+    async def _scanned_pass(
+        self, agent_id: str, root: Path, files: list[WorkspaceFile], written: frozenset[str]
+    ) -> IndexReport:
+        """``written``: locations known changed, read whatever their ``stat`` says."""
         seen = fingerprint(files)
-        if self._settled.unchanged((agent_id, root), seen[0]):
-            report = self._unchanged.get(len(files))
-            if report is None:
-                report = IndexReport(sources_seen=len(files), sources_unchanged=len(files))
-                self._unchanged[len(files)] = report
-            return report
+        if not written and self._settled.unchanged((agent_id, root), seen[0]):
+            return self._unchanged_report(len(files))
         states = await self._rows.source_states(agent_id, FILE_SOURCE_PREFIX)
         report = _Tally()
         for file in files:
-            await self._index_file(agent_id, file, states.get(file.source), report)
+            await self._index_file(
+                agent_id, file, states.get(file.source), report, reread=file.location in written
+            )
         for source in sorted(set(states) - {f.source for f in files}):
             removed = await self._rows.hashes_for_sources(agent_id, [source])
             await self._rows.delete_source(agent_id, source)
@@ -111,13 +139,22 @@ class SourceIndexer:
         return report.freeze()
 
     async def _index_file(
-        self, agent_id: str, file: WorkspaceFile, state: SourceState | None, report: _Tally
+        self,
+        agent_id: str,
+        file: WorkspaceFile,
+        state: SourceState | None,
+        report: _Tally,
+        *,
+        reread: bool = False,
     ) -> None:
+        """Index ``file`` unless its stat matches ``state`` (settled); ``reread``: read and
+        compare its content whatever the stat says."""
         report.sources_seen += 1
         try:
             stat = file.path.stat()
             if (
-                state is not None
+                not reread
+                and state is not None
                 and state.size == stat.st_size
                 and state.mtime_ns == stat.st_mtime_ns
                 and state.indexed_at - stat.st_mtime > RACY_SECONDS

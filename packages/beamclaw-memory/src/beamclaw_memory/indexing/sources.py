@@ -59,10 +59,25 @@ class WorkspaceFile:
     dated: float | None = None
     size: int = 0
     mtime_ns: int = 0
+    indirect: bool = False
+    """Reached through a symbolic link, or with another hard link: it may change through
+    a path outside the workspace's directories, where a
+    :class:`~beamclaw_memory.indexing.watch.ChangeWatch` of them does not look."""
 
     @property
     def path(self) -> Path:
         return Path(self.location)
+
+
+WATCHED_NAMES = frozenset({MEMORY_FILE, *BOOTSTRAP_FILES, DAILY_DIR})
+"""The entries of a workspace's root that :func:`workspace_files` looks at."""
+
+
+def watched_directories(workspace: Path) -> dict[str, frozenset[str] | None]:
+    """The directories :func:`workspace_files` lists or looks into, with the entry names
+    that matter in each (None: all): what a change watch of the workspace must watch."""
+    base = os.fspath(workspace)
+    return {base: WATCHED_NAMES, os.path.join(base, DAILY_DIR): None}
 
 
 def _daily_timestamp(name: str) -> float | None:
@@ -99,7 +114,8 @@ def workspace_files(workspace: Path) -> list[WorkspaceFile]:
         location = os.path.join(base, rel)
         try:
             st = os.lstat(location)
-            if stat.S_ISLNK(st.st_mode) or linked:
+            linked = linked or stat.S_ISLNK(st.st_mode)
+            if linked:
                 if not root:
                     root.append(os.path.realpath(base))
                 resolved = os.path.realpath(location)
@@ -121,6 +137,7 @@ def workspace_files(workspace: Path) -> list[WorkspaceFile]:
                 dated,
                 st.st_size,
                 st.st_mtime_ns,
+                linked or st.st_nlink > 1,
             )
         )
 
