@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 from collections.abc import Awaitable, Callable, Hashable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,8 +28,23 @@ from beamclaw_core.skills import (
     discover_skills,
     eligible_skills,
 )
-from beamclaw_core.workspace import CacheMiss, FileTextCache, PromptCache
+from beamclaw_core.skills.model import Skill
+from beamclaw_core.workspace import CacheMiss, FileTextCache, PromptCache, agent_dir
+from beamclaw_core.workspace.sections import ReadText
+from beamclaw_core.workspace.watched_inputs import (
+    Inputs,
+    OutsideInputsError,
+    Recorder,
+    WatchedInputs,
+)
 from beamclaw_tools import SessionRef
+
+
+def _home_variables() -> tuple[str | None, str | None]:
+    """``$BEAMCLAW_HOME`` and ``$HOME``: where an agent's workspace is when no home is
+    configured (read at call time, like ``beamclaw_home()``)."""
+    return os.environ.get("BEAMCLAW_HOME"), os.environ.get("HOME")
+
 
 LatestMessage = Callable[[str], Awaitable[tuple[Hashable, str | None]]]
 """``session_id -> (turn key, text)`` of the message that started the current turn."""
@@ -66,8 +82,10 @@ class WorkspacePrompt:
 
     When nothing must be read, the prompt is built on the event loop (about seventeen
     ``stat`` calls); when a file must be read or a skill parsed, the whole build runs in
-    a worker thread. The three caches are attributes so tests can replace them (e.g. with
-    another clock).
+    a worker thread. And while ``inputs`` (:class:`WatchedInputs`, inotify) reports that
+    nothing a verified build read has changed, its texts and skills are used as they
+    are, with no ``stat`` at all. The caches are attributes so tests can replace them
+    (e.g. with another clock).
     """
 
     MAX_RENDERERS = 64
@@ -81,8 +99,10 @@ class WorkspacePrompt:
         self.files = FileTextCache()
         self.skill_files = SkillCatalog()
         self.eligibility = EligibilityCache()
+        self.inputs = WatchedInputs()
         self._prompts = PromptCache()
         self._renderers: dict[int, SkillsRenderer] = {}
+        self._roots: dict[Hashable, str] = {}
 
     async def __call__(
         self,
@@ -92,17 +112,57 @@ class WorkspacePrompt:
     ) -> list[Message]:
         last = datetime.fromtimestamp(last_activity_at, UTC) if last_activity_at else None
         now = datetime.now(UTC)
+        agent, key = session.agent_id, (session.agent_id, self.home, _home_variables())
+        kept = self.inputs.kept(key)
+        if kept is not None:
+            try:
+                return self._build(agent, now, last, latest_user_message, kept.read, kept.skills)
+            except OutsideInputsError:
+                self.inputs.drop(key)
+        seen = Recorder()
         try:
-            return self.build(session.agent_id, now, last, latest_user_message, cached_only=True)
+            messages = self.build(agent, now, last, latest_user_message, True, seen)
         except CacheMiss:
-            return await asyncio.to_thread(
-                self.build, session.agent_id, now, last, latest_user_message
+            messages = await asyncio.to_thread(
+                self.build, agent, now, last, latest_user_message, False, seen
             )
+        self._verify(key, agent, seen)
+        return messages
+
+    def _verify(self, key: Hashable, agent: str, seen: Recorder) -> None:
+        """Keep what ``seen`` recorded if, checked again once its directories are
+        watched, the stat caches still give exactly that (see :mod:`.watched_inputs`)."""
+        root = self._roots.get(key)
+        if root is None:
+            if len(self._roots) >= self.MAX_RENDERERS:
+                self._roots.clear()
+            root = self._roots[key] = str(agent_dir(agent, self.home))
+        if not self.inputs.worth_trying(key, root):
+            return
+        sources = self.skill_files.sources(agent, self.home) if self.skills else None
+        if self.skills and sources is None:
+            return
+        armed = self.inputs.arm(
+            key,
+            root,
+            seen.texts,
+            sources.directories if sources is not None else (),
+            sources.files if sources is not None else (),
+        )
+        if not armed:
+            return
+        try:
+            same = all(self.files.cached(p) is text for p, text in seen.texts.items()) and (
+                not self.skills
+                or self.skill_files.skills(agent, self.home, cached_only=True) is seen.skills
+            )
+        except CacheMiss:
+            same = False
+        self.inputs.settle(key, Inputs(dict(seen.texts), seen.skills) if same else None)
 
     def _skills_text(
-        self, agent_id: str, latest_user_message: str | None, cached_only: bool
+        self, agent_id: str, latest_user_message: str | None, skills: tuple[Skill, ...]
     ) -> str:
-        skills = self.skill_files.skills(agent_id, self.home, cached_only=cached_only)
         eligible = self.eligibility.eligible(skills)
         renderer = self._renderers.get(id(eligible))
         if renderer is None or renderer.skills is not eligible:
@@ -118,24 +178,44 @@ class WorkspacePrompt:
         now: datetime,
         last_message_at: datetime | None,
         latest_user_message: str | None,
-        *,
         cached_only: bool = False,
+        seen: Recorder | None = None,
     ) -> list[Message]:
-        """The prompt's messages (one per section, ``meta.kind`` naming it), synchronously.
+        """The prompt's messages (one per section, ``meta.kind`` naming it), synchronously,
+        through the stat caches (``seen`` records what it read).
 
         Raises:
             CacheMiss: with ``cached_only``, when a file would have to be read.
         """
+        read = self.files.cached if cached_only else self.files.read
         skills = (
-            self._skills_text(agent_id, latest_user_message, cached_only) if self.skills else None
+            self.skill_files.skills(agent_id, self.home, cached_only=cached_only)
+            if self.skills
+            else None
+        )
+        if seen is not None:
+            read, seen.skills = seen.reading(read), skills
+        return self._build(agent_id, now, last_message_at, latest_user_message, read, skills)
+
+    def _build(
+        self,
+        agent_id: str,
+        now: datetime,
+        last_message_at: datetime | None,
+        latest_user_message: str | None,
+        read: ReadText,
+        skills: tuple[Skill, ...] | None,
+    ) -> list[Message]:
+        section = (
+            self._skills_text(agent_id, latest_user_message, skills) if skills is not None else None
         )
         return self._prompts.messages(
             agent_id,
             now=now,
             last_message_at=last_message_at,
-            read=self.files.cached if cached_only else self.files.read,
+            read=read,
             timezone=self.timezone,
-            skills_section=skills,
+            skills_section=section,
             home=self.home,
         )
 

@@ -59,6 +59,14 @@ class _Listing:
 
 
 @dataclass(frozen=True, slots=True)
+class SkillSources:
+    """The skills directories (bundled, global, per-agent) and their SKILL.md paths."""
+
+    directories: tuple[str, ...]
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class _Entry:
     listings: tuple[_Listing, ...]
     files: tuple[_Identity | None, ...]
@@ -150,6 +158,16 @@ class SkillCatalog:
                 self._entries.clear()
             self._entries[dirs] = _Entry(tuple(listings), files, skills)
         return skills
+
+    def sources(self, agent_id: str, home: Path | None = None) -> SkillSources | None:
+        """Where the skills :meth:`skills` holds for ``agent_id`` were found and read
+        (None: it holds none): what a change watch of them must see."""
+        dirs = self._dirs(agent_id, home)
+        entry = self._entries.get(dirs)
+        if entry is None:
+            return None
+        files = tuple(path for listing in entry.listings for path in listing.skill_files)
+        return SkillSources(dirs, files)
 
     def clear(self) -> None:
         """Forget every agent's skills."""

@@ -29,6 +29,7 @@ Not thread-safe: one event loop uses it (the indexer's passes).
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -178,8 +179,15 @@ class ChangeWatch:
     def _inotify(self) -> Notifier | None:
         if not self._opened:
             self._opened = True
-            self._notifier = self._open()
+            self._notifier = notifier = self._open()
+            if notifier is not None:  # an owner that never calls close() leaks no descriptor
+                weakref.finalize(self, notifier.close)
         return self._notifier
+
+    def can_watch(self, root: str) -> bool:
+        """Whether :meth:`quiet` can ever say yes for a key rooted at ``root`` (inotify is
+        there and ``root`` is on a local filesystem)."""
+        return self._inotify() is not None and self._is_local(root)
 
     def quiet(self, key: Hashable) -> bool:
         """Whether nothing of ``key``'s directories changed since its sound pass armed it."""
