@@ -62,8 +62,12 @@ async def test_an_unchanged_workspace_is_not_scanned_again(
     first = await memory.index_workspace(AGENT)
     assert first.sources_changed == 2
     again = await memory.index_workspace(AGENT)
-    assert memory.workspace_watch.quiet_answers == 1
+    await memory.index_workspace(AGENT)
+    assert memory.workspace_watch.quiet_answers == 2
     assert (again.sources_seen, again.sources_unchanged) == (2, 2)
+    totals = memory.index_totals
+    assert (totals.passes, totals.sources_seen, totals.sources_changed) == (3, 6, 2)
+    assert totals.sources_unchanged == 4
     assert any("Acme" in t for t in await texts(memory, "Acme telemetry"))
 
 

@@ -72,8 +72,11 @@ class SourceIndexer:
         """Skips the scan of a workspace inotify saw unchanged (tests count its answers)."""
         self._sizes: dict[tuple[str, Path], int] = {}
         """Files found by the last sound pass of each workspace (its quiet report's)."""
-        self.totals = IndexReport(passes=0)
-        """Every workspace indexing pass, summed."""
+        self._totals = IndexReport(passes=0)
+        self._quiet_passes = 0
+        self._quiet_files = 0
+        """Passes the watch answered (and their files), not yet summed into ``totals``:
+        building a report per pass cost more than the pass."""
         self._unchanged: dict[int, IndexReport] = {}
         """The report of a pass that found its ``n`` files as it left them, by ``n``
         (reports are frozen: one serves every such pass; one entry per workspace size)."""
@@ -82,6 +85,12 @@ class SourceIndexer:
         """One pass over ``root`` (the agent's passes one at a time). Raises
         :class:`StorageError` for a failing row store, ``OSError`` for the workspace."""
         check_agent(agent_id)
+        key = (agent_id, root)
+        if self.watch.quiet(key):  # no pass runs (one would have un-quieted the key)
+            files = self._sizes[key]
+            self._quiet_passes += 1
+            self._quiet_files += files
+            return self._unchanged_report(files)
         lock = self._passes.get(agent_id)
         if lock is None:
             lock = self._passes[agent_id] = asyncio.Lock()
@@ -94,8 +103,21 @@ class SourceIndexer:
                 raise StorageError(
                     f"indexing the workspace of {agent_id} failed: {type(exc).__name__}: {exc}"
                 ) from exc
-        self.totals = self.totals.plus(report)
+        self._totals = self.totals.plus(report)
         return report
+
+    @property
+    def totals(self) -> IndexReport:
+        """Every workspace indexing pass, summed (quiet passes counted as unchanged)."""
+        if self._quiet_passes:
+            quiet = IndexReport(
+                passes=self._quiet_passes,
+                sources_seen=self._quiet_files,
+                sources_unchanged=self._quiet_files,
+            )
+            self._totals = self._totals.plus(quiet)
+            self._quiet_passes = self._quiet_files = 0
+        return self._totals
 
     def _unchanged_report(self, files: int) -> IndexReport:
         report = self._unchanged.get(files)
