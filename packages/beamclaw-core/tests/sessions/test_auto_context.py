@@ -41,6 +41,8 @@ class GatedMemory:
         self.gate = asyncio.Event()
         self.gate.set()
         self.searches = 0
+        self.tasks: list[asyncio.Task[Any] | None] = []
+        """The task each search ran on."""
 
     async def search(
         self,
@@ -52,6 +54,7 @@ class GatedMemory:
         category: MemoryCategory | None = None,
     ) -> SearchResult:
         self.searches += 1
+        self.tasks.append(asyncio.current_task())
         await self.gate.wait()
         return await self.inner.search(agent_id, query, mode=mode, limit=limit, category=category)
 
@@ -147,3 +150,19 @@ async def test_a_lookup_cancelled_by_the_stop_leaves_the_waiting_turn_without_hi
     assert await asyncio.wait_for(turn, 5) is None
     memory.gate.set()
     assert await auto.message("s1", "default", 2, QUESTION) is not None, "slot freed"
+
+
+async def test_a_lookup_that_does_not_wait_costs_no_task_of_its_own(
+    memory: GatedMemory,
+) -> None:
+    """A backend that answers at once is searched on the turn's task (no task, timer or
+    loop pass); one that waits goes on in a task the deadline can leave behind."""
+    auto = _auto(memory, deadline_seconds=0.05)
+    assert await auto.message("s1", "default", 1, QUESTION) is not None
+    assert memory.tasks == [asyncio.current_task()]
+    memory.gate.clear()
+    assert await auto.message("s1", "default", 2, QUESTION) is None
+    assert memory.tasks[-1] is asyncio.current_task(), "the lookup began on the turn's task"
+    memory.gate.set()
+    await auto.drain(5.0)
+    assert auto.skipped == 1

@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Hashable, Sequence
+from collections.abc import Coroutine, Generator, Hashable, Sequence
 from contextlib import suppress
 from datetime import UTC, datetime
+from typing import Any, Generic, TypeVar, cast
 
 from loguru import logger
 
@@ -47,6 +48,7 @@ INJECTED_KINDS = frozenset({AUTO_CONTEXT_KIND, SHORT_TERM_KIND})
 """``meta["kind"]`` of the view-only messages memory adds to a request."""
 MAX_HIT_CHARS = 1_000
 INDEXED_ROLES = (Role.USER, Role.ASSISTANT)
+T = TypeVar("T")
 
 
 def is_injected(message: Message) -> bool:
@@ -107,6 +109,32 @@ def format_auto_context(hits: Sequence[SearchHit], max_tokens: int | None = None
     return _block(budgeted_lines(hits, max_tokens))
 
 
+class _Resumed(Generic[T]):
+    """The rest of a coroutine stepped once by hand that then yielded ``waiting_on`` (what
+    it awaits): awaiting this runs it on, in the task that awaits it (values sent and
+    exceptions thrown in, cancellation included, pass through)."""
+
+    def __init__(self, coro: Coroutine[Any, Any, T], waiting_on: Any) -> None:
+        self._coro = coro
+        self._waiting_on = waiting_on
+
+    def __await__(self) -> Generator[Any, Any, T]:
+        coro, signal = self._coro, self._waiting_on
+        while True:
+            try:
+                value = yield signal
+            except BaseException as exc:  # thrown into the awaiting task
+                try:
+                    signal = coro.throw(exc)
+                except StopIteration as done:
+                    return cast("T", done.value)
+                continue
+            try:
+                signal = coro.send(value)
+            except StopIteration as done:
+                return cast("T", done.value)
+
+
 def _deadline_passed(waiter: asyncio.Future[list[SearchHit] | None]) -> None:
     if not waiter.done():
         waiter.set_result(None)
@@ -159,15 +187,24 @@ class AutoContext:
 
     async def _hits_in_time(self, session_id: str, agent_id: str, text: str) -> list[SearchHit]:
         """The lookup's hits, or none when it is still running after the deadline (it
-        finishes in the background). The lookup hands its hits over itself, so a turn
-        whose lookup never suspends resumes one loop pass after it, with no
-        ``asyncio.wait``."""
+        finishes in the background).
+
+        The lookup is first run on the turn's own task: a backend that answers without
+        waiting (SQLite on the event loop's connection, an in-memory store) costs no
+        task, no timer and no loop pass. Only a lookup that waits is handed, where it
+        waits, to a task of its own, which the turn awaits within the deadline."""
         if agent_id in self._running:  # a slow backend: do not pile lookups on it
             self.skipped += 1
             return []
+        lookup = self._lookup(session_id, agent_id, text)
+        try:
+            waiting_on = lookup.send(None)
+        except StopIteration as done:
+            hits: list[SearchHit] = done.value
+            return hits
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[list[SearchHit] | None] = loop.create_future()
-        task = loop.create_task(self._lookup_into(waiter, session_id, agent_id, text))
+        task = loop.create_task(self._finish_into(waiter, agent_id, _Resumed(lookup, waiting_on)))
         self._running[agent_id] = task
         # a task cancelled before its first step runs no ``finally``: settle it here
         task.add_done_callback(lambda t: self._settle(agent_id, t, waiter, []))
@@ -177,11 +214,11 @@ class AutoContext:
             else None
         )
         try:
-            hits = await waiter
+            found = await waiter
         finally:
             if timer is not None:
                 timer.cancel()
-        if hits is None:
+        if found is None:
             self.skipped += 1
             logger.info(
                 "{}: auto-context skipped: memory did not answer within {} s",
@@ -189,20 +226,19 @@ class AutoContext:
                 self.deadline_seconds,
             )
             return []
-        return hits
+        return found
 
-    async def _lookup_into(
+    async def _finish_into(
         self,
         waiter: asyncio.Future[list[SearchHit] | None],
-        session_id: str,
         agent_id: str,
-        text: str,
+        rest: _Resumed[list[SearchHit]],
     ) -> None:
-        """Run one lookup and hand its hits to ``waiter`` as it ends (a lookup cancelled
-        by :meth:`drain` hands none), the agent's slot freed first."""
+        """Finish a lookup that waited and hand its hits to ``waiter`` as it ends (a
+        lookup cancelled by :meth:`drain` hands none), the agent's slot freed first."""
         hits: list[SearchHit] = []
         try:
-            hits = await self._lookup(session_id, agent_id, text)
+            hits = await rest
         finally:
             task = asyncio.current_task()
             assert task is not None
