@@ -4,6 +4,7 @@ service that counts (and can slow) what the core asks of it."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,24 @@ from beamclaw_memory import (
     TranscriptMessage,
 )
 
-__all__ = ["CountingMemory", "EchoTool", "make_settings"]
+__all__ = ["CountingMemory", "EchoTool", "FakeClock", "an_hour_from_now_ns", "make_settings"]
+
+HOUR_NS = 3_600 * 1_000_000_000
+
+
+def an_hour_from_now_ns() -> int:
+    """A wall clock an hour ahead: stat caches given it see every file as settled."""
+    return time.time_ns() + HOUR_NS
+
+
+class FakeClock:
+    """A clock that moves only when a test sets ``now``."""
+
+    def __init__(self, now: float = 100.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
 
 
 def make_settings(**loop: Any) -> CoreSettings:

@@ -22,27 +22,16 @@ from beamclaw_core.workspace import (
 )
 from beamclaw_tools import SessionRef
 
+from .conftest import FakeClock, an_hour_from_now_ns
+
 SESSION = SessionRef(session_id="s", agent_id="default")
-HOUR_NS = 3_600 * 1_000_000_000
-
-
-def _later() -> int:
-    return time.time_ns() + HOUR_NS
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def _aged_prompt() -> WorkspacePrompt:
     """A prompt whose caches see every file on disk as settled (no racy window)."""
     prompt = WorkspacePrompt()
-    prompt.files = FileTextCache(clock=_later)
-    prompt.skill_files = SkillCatalog(clock=_later)
+    prompt.files = FileTextCache(clock=an_hour_from_now_ns)
+    prompt.skill_files = SkillCatalog(clock=an_hour_from_now_ns)
     return prompt
 
 

@@ -4,7 +4,6 @@ still shown at the next call."""
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -17,28 +16,17 @@ from beamclaw_core.workspace.watched_inputs import Inputs, OutsideInputsError, W
 from beamclaw_memory import ChangeWatch
 from beamclaw_tools import SessionRef
 
+from .conftest import FakeClock, an_hour_from_now_ns
+
 SESSION = SessionRef(session_id="s", agent_id="default")
-HOUR_NS = 3_600 * 1_000_000_000
 
 
-def _later() -> int:
-    return time.time_ns() + HOUR_NS
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def _prompt(watch: ChangeWatch | None = None, clock: Clock | None = None) -> WorkspacePrompt:
+def _prompt(watch: ChangeWatch | None = None, clock: FakeClock | None = None) -> WorkspacePrompt:
     """A prompt whose stat caches see every file as settled (no racy window)."""
     prompt = WorkspacePrompt()
-    prompt.files = FileTextCache(clock=_later)
-    prompt.skill_files = SkillCatalog(clock=_later)
-    prompt.inputs = WatchedInputs(watch, clock=clock or Clock())
+    prompt.files = FileTextCache(clock=an_hour_from_now_ns)
+    prompt.skill_files = SkillCatalog(clock=an_hour_from_now_ns)
+    prompt.inputs = WatchedInputs(watch, clock=clock or FakeClock())
     return prompt
 
 
@@ -100,7 +88,7 @@ async def test_every_kind_of_change_shows_at_the_next_call(tmp_path: Path) -> No
 
 async def test_a_linked_file_is_never_kept_and_retried_later() -> None:
     create_agent("default")
-    clock = Clock()
+    clock = FakeClock()
     prompt = _prompt(clock=clock)
     ws = agent_dir("default")
     (ws / "notes").mkdir()
@@ -168,7 +156,7 @@ class _ChangesAfterReading(FileTextCache):
     """Edits SOUL.md right after the first build read it: before the watch is armed."""
 
     def __init__(self) -> None:
-        super().__init__(clock=_later)
+        super().__init__(clock=an_hour_from_now_ns)
         self.edited = False
 
     def _after(self, path: str | Path) -> None:
