@@ -279,7 +279,7 @@ async def chat_completions(request: Request, body: ChatCompletionRequest) -> Any
     x_user_id = _USER.read(headers)
     x_session_id = _SESSION.read(headers)
     idempotency_key = _IDEMPOTENCY.read(headers)
-    x_approval_mode = cast(Literal["deny", "wait"] | None, _APPROVAL.read(headers))
+    x_approval_mode = cast("Literal['deny', 'wait'] | None", _APPROVAL.read(headers))
     services = services_of(request)
     agent = services.agents.resolve(body.model)
     if agent is None:
