@@ -275,3 +275,25 @@ def test_the_filesystem_is_the_longest_mount_prefix(tmp_path: Path) -> None:
     assert of("/srv2") == "fuse.sshfs"
     assert of("/srvx") == "ext4"
     assert filesystem_of("/", str(tmp_path / "absent")) is None
+
+
+async def test_after_an_overflow_every_file_is_read_again(tmp_path: Path) -> None:
+    """Which files an overflowed queue lost is not known: the pass reads them all, so an
+    edit that kept size and mtime is indexed even then."""
+    watch, notifier = fake_watch()
+    memory = memory_with(tmp_path, watch)
+    try:
+        ws = workspace(tmp_path / "home")
+        target = ws / "MEMORY.md"
+        stamp = target.stat().st_mtime - 3600  # settled: the stat check would trust it
+        os.utime(target, (stamp, stamp))
+        await memory.index_workspace(AGENT)
+        before = target.stat()
+        target.write_text("# Work\nWorks at Zeta Rockets on telemetry.\n")  # same size
+        os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+        notifier.pending.append(Event(-1, IN_Q_OVERFLOW, 0, ""))
+        report = await memory.index_workspace(AGENT)
+        assert report.sources_changed == 1
+        assert any("Zeta" in t for t in await texts(memory, "Zeta telemetry"))
+    finally:
+        await memory.aclose()

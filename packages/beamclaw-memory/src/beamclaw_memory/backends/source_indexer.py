@@ -139,17 +139,26 @@ class SourceIndexer:
         return report
 
     async def _scanned_pass(
-        self, agent_id: str, root: Path, files: list[WorkspaceFile], written: frozenset[str]
+        self,
+        agent_id: str,
+        root: Path,
+        files: list[WorkspaceFile],
+        written: frozenset[str] | None,
     ) -> IndexReport:
-        """``written``: locations known changed, read whatever their ``stat`` says."""
+        """``written``: locations known changed, read whatever their ``stat`` says (None:
+        any may have, every file is read)."""
         seen = fingerprint(files)
-        if not written and self._settled.unchanged((agent_id, root), seen[0]):
+        if written == frozenset() and self._settled.unchanged((agent_id, root), seen[0]):
             return self._unchanged_report(len(files))
         states = await self._rows.source_states(agent_id, FILE_SOURCE_PREFIX)
         report = _Tally()
         for file in files:
             await self._index_file(
-                agent_id, file, states.get(file.source), report, reread=file.location in written
+                agent_id,
+                file,
+                states.get(file.source),
+                report,
+                reread=written is None or file.location in written,
             )
         for source in sorted(set(states) - {f.source for f in files}):
             removed = await self._rows.hashes_for_sources(agent_id, [source])

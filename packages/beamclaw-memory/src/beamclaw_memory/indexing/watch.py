@@ -152,8 +152,9 @@ class _Armed:
     watches: dict[int, tuple[str, Names]] = field(default_factory=dict)
     """Watch descriptor -> its directory and the names that matter there."""
     quiet: bool = False
-    touched: set[str] = field(default_factory=lambda: set[str]())
-    """Paths with an event since this arming."""
+    touched: set[str] | None = field(default_factory=lambda: set[str]())
+    """Paths with an event since this arming; None when that is not known (the queue
+    overflowed, a watched directory itself changed, the root was replaced)."""
 
 
 class ChangeWatch:
@@ -195,26 +196,34 @@ class ChangeWatch:
         if armed is None or not armed.quiet:
             return False
         self._drain()
-        if not armed.quiet or _identity(armed.root) != armed.identity:
-            armed.quiet = False
+        if armed.quiet and _identity(armed.root) != armed.identity:
+            armed.quiet, armed.touched = False, None
+        if not armed.quiet:
             return False
         self.quiet_answers += 1
         return True
 
-    def arm(self, key: Hashable, root: str, directories: Mapping[str, Names]) -> frozenset[str]:
+    def arm(
+        self, key: Hashable, root: str, directories: Mapping[str, Names]
+    ) -> frozenset[str] | None:
         """Watch ``directories`` (path -> names that matter) for ``key``, whose pass is
         about to scan them; ``root`` is the directory whose identity must not change.
         Returns the paths the kernel reported written, created, moved or deleted since
-        ``key`` was last armed: a pass must read those whatever their ``stat`` says (a
-        write that kept size and mtime). A directory that does not exist is left out (its
-        creation is an event in its parent, which the caller watches). Quiet only once
+        ``key`` was last armed — a pass must read those whatever their ``stat`` says (a
+        write that kept size and mtime) — or None when which changed is not known (a
+        queue overflow, a replaced root or directory): then a pass reads every file. Empty
+        for a key never armed. A directory that does not exist is left out (its creation
+        is an event in its parent, which the caller watches). Quiet only once
         :meth:`settle` says the pass was sound."""
         notifier = self._inotify()
         self._drain()  # what happened before this pass is this pass's to see
         previous = self._keys.get(key)
-        touched = frozenset(previous.touched) if previous is not None else frozenset[str]()
-        self.disarm(key)
         identity = _identity(root)
+        touched: frozenset[str] | None = frozenset()
+        if previous is not None:
+            known = previous.touched is not None and previous.identity == identity
+            touched = frozenset(previous.touched or ()) if known else None
+        self.disarm(key)
         if notifier is None or identity is None or not self._is_local(root):
             return touched
         armed = _Armed(root, identity)
@@ -287,18 +296,19 @@ class ChangeWatch:
             if armed is None or watched is None:
                 continue
             directory, names = watched
-            if not name:
-                armed.quiet = False
+            if not name:  # the directory itself: moved, deleted, its mode changed
+                armed.quiet, armed.touched = False, None
             elif names is None or name in names:
                 armed.quiet = False
-                armed.touched.add(os.path.join(directory, name))
+                if armed.touched is not None:
+                    armed.touched.add(os.path.join(directory, name))
         if mask & IN_IGNORED:  # the directory went away: its descriptor may be reused
             for key in self._by_wd.pop(wd, ()):
                 armed = self._keys.get(key)
                 if armed is not None:
-                    armed.quiet = False
+                    armed.quiet, armed.touched = False, None
                     armed.watches.pop(wd, None)
 
     def _spoil_all(self) -> None:
         for armed in self._keys.values():
-            armed.quiet = False
+            armed.quiet, armed.touched = False, None
