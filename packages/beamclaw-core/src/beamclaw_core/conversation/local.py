@@ -44,7 +44,10 @@ class DetachedTurn:
         self._session_id = session_id
         self._turn_id = turn_id
         self._events: asyncio.Queue[TurnEvent | None] = asyncio.Queue()
-        self._result: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
+        self._result: TurnResult | None = None
+        self._waiters: list[asyncio.Future[TurnResult]] = []
+        """One future per caller still waiting in :meth:`result` (cancelling a caller
+        cancels its own future only)."""
 
     @property
     def session_id(self) -> str:
@@ -59,7 +62,17 @@ class DetachedTurn:
             yield event
 
     async def result(self) -> TurnResult:
-        return await asyncio.shield(self._result)
+        """The turn's result, once it ended; resumes one loop pass after :meth:`finish`
+        (a shared future behind ``asyncio.shield`` took two)."""
+        if self._result is not None:
+            return self._result
+        waiter: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            return await waiter
+        finally:
+            if waiter.cancelled() and waiter in self._waiters:  # (finish may have run)
+                self._waiters.remove(waiter)
 
     def put(self, event: TurnEvent) -> None:
         """The reader's next event of the turn."""
@@ -67,8 +80,12 @@ class DetachedTurn:
 
     def finish(self, result: TurnResult) -> None:
         """The turn ended with ``result`` (after its last event)."""
-        if not self._result.done():
-            self._result.set_result(result)
+        if self._result is None:
+            self._result = result
+            waiters, self._waiters = self._waiters, []
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(result)
         self._events.put_nowait(None)
 
 
