@@ -41,8 +41,6 @@ class GatedMemory:
         self.gate = asyncio.Event()
         self.gate.set()
         self.searches = 0
-        self.tasks: list[asyncio.Task[Any] | None] = []
-        """The task each search ran on."""
 
     async def search(
         self,
@@ -54,7 +52,6 @@ class GatedMemory:
         category: MemoryCategory | None = None,
     ) -> SearchResult:
         self.searches += 1
-        self.tasks.append(asyncio.current_task())
         await self.gate.wait()
         return await self.inner.search(agent_id, query, mode=mode, limit=limit, category=category)
 
@@ -152,17 +149,26 @@ async def test_a_lookup_cancelled_by_the_stop_leaves_the_waiting_turn_without_hi
     assert await auto.message("s1", "default", 2, QUESTION) is not None, "slot freed"
 
 
-async def test_a_lookup_that_does_not_wait_costs_no_task_of_its_own(
-    memory: GatedMemory,
+class TimingOutMemory(GatedMemory):
+    """A backend whose search gives up through ``asyncio.timeout`` (bound to the task it
+    was entered in, as aiohttp's and anyio's timeouts are)."""
+
+    async def search(self, agent_id: str, query: str, **kw: Any) -> SearchResult:
+        self.searches += 1
+        async with asyncio.timeout(0.02):
+            await asyncio.sleep(5)
+        raise AssertionError("unreachable")
+
+
+async def test_a_lookup_s_task_bound_timeout_cancels_the_lookup_not_the_turn(
+    tmp_path: Path,
 ) -> None:
-    """A backend that answers at once is searched on the turn's task (no task, timer or
-    loop pass); one that waits goes on in a task the deadline can leave behind."""
-    auto = _auto(memory, deadline_seconds=0.05)
-    assert await auto.message("s1", "default", 1, QUESTION) is not None
-    assert memory.tasks == [asyncio.current_task()]
-    memory.gate.clear()
-    assert await auto.message("s1", "default", 2, QUESTION) is None
-    assert memory.tasks[-1] is asyncio.current_task(), "the lookup began on the turn's task"
-    memory.gate.set()
-    await auto.drain(5.0)
-    assert auto.skipped == 1
+    """The lookup runs in a task of its own from its first step: a timeout it enters is
+    the lookup's. (Stepping it on the turn's task first, as an emulated eager task would,
+    made that timeout cancel the turn.)"""
+    inner = create_memory_service(MemorySettings(backend="memory"), None)
+    (tmp_path / "ws").mkdir()
+    memory = TimingOutMemory(inner, tmp_path / "ws")
+    auto = _auto(memory, deadline_seconds=2.0)
+    assert await asyncio.wait_for(auto.message("s1", "default", 1, QUESTION), 5) is None
+    assert memory.searches == 1

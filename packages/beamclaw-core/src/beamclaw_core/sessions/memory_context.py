@@ -27,10 +27,9 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Coroutine, Generator, Hashable, Sequence
+from collections.abc import Hashable, Sequence
 from contextlib import suppress
 from datetime import UTC, datetime
-from typing import Any, Generic, TypeVar, cast
 
 from loguru import logger
 
@@ -48,7 +47,6 @@ INJECTED_KINDS = frozenset({AUTO_CONTEXT_KIND, SHORT_TERM_KIND})
 """``meta["kind"]`` of the view-only messages memory adds to a request."""
 MAX_HIT_CHARS = 1_000
 INDEXED_ROLES = (Role.USER, Role.ASSISTANT)
-T = TypeVar("T")
 
 
 def is_injected(message: Message) -> bool:
@@ -109,32 +107,6 @@ def format_auto_context(hits: Sequence[SearchHit], max_tokens: int | None = None
     return _block(budgeted_lines(hits, max_tokens))
 
 
-class _Resumed(Generic[T]):
-    """The rest of a coroutine stepped once by hand that then yielded ``waiting_on`` (what
-    it awaits): awaiting this runs it on, in the task that awaits it (values sent and
-    exceptions thrown in, cancellation included, pass through)."""
-
-    def __init__(self, coro: Coroutine[Any, Any, T], waiting_on: Any) -> None:
-        self._coro = coro
-        self._waiting_on = waiting_on
-
-    def __await__(self) -> Generator[Any, Any, T]:
-        coro, signal = self._coro, self._waiting_on
-        while True:
-            try:
-                value = yield signal
-            except BaseException as exc:  # thrown into the awaiting task
-                try:
-                    signal = coro.throw(exc)
-                except StopIteration as done:
-                    return cast("T", done.value)
-                continue
-            try:
-                signal = coro.send(value)
-            except StopIteration as done:
-                return cast("T", done.value)
-
-
 def _deadline_passed(waiter: asyncio.Future[list[SearchHit] | None]) -> None:
     if not waiter.done():
         waiter.set_result(None)
@@ -187,24 +159,15 @@ class AutoContext:
 
     async def _hits_in_time(self, session_id: str, agent_id: str, text: str) -> list[SearchHit]:
         """The lookup's hits, or none when it is still running after the deadline (it
-        finishes in the background).
-
-        The lookup is first run on the turn's own task: a backend that answers without
-        waiting (SQLite on the event loop's connection, an in-memory store) costs no
-        task, no timer and no loop pass. Only a lookup that waits is handed, where it
-        waits, to a task of its own, which the turn awaits within the deadline."""
+        finishes in the background). The lookup hands its hits over itself, so a turn
+        whose lookup never suspends resumes one loop pass after it, with no
+        ``asyncio.wait``."""
         if agent_id in self._running:  # a slow backend: do not pile lookups on it
             self.skipped += 1
             return []
-        lookup = self._lookup(session_id, agent_id, text)
-        try:
-            waiting_on = lookup.send(None)
-        except StopIteration as done:
-            hits: list[SearchHit] = done.value
-            return hits
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[list[SearchHit] | None] = loop.create_future()
-        task = loop.create_task(self._finish_into(waiter, agent_id, _Resumed(lookup, waiting_on)))
+        task = loop.create_task(self._lookup_into(waiter, session_id, agent_id, text))
         self._running[agent_id] = task
         # a task cancelled before its first step runs no ``finally``: settle it here
         task.add_done_callback(lambda t: self._settle(agent_id, t, waiter, []))
@@ -214,11 +177,11 @@ class AutoContext:
             else None
         )
         try:
-            found = await waiter
+            hits = await waiter
         finally:
             if timer is not None:
                 timer.cancel()
-        if found is None:
+        if hits is None:
             self.skipped += 1
             logger.info(
                 "{}: auto-context skipped: memory did not answer within {} s",
@@ -226,19 +189,20 @@ class AutoContext:
                 self.deadline_seconds,
             )
             return []
-        return found
+        return hits
 
-    async def _finish_into(
+    async def _lookup_into(
         self,
         waiter: asyncio.Future[list[SearchHit] | None],
+        session_id: str,
         agent_id: str,
-        rest: _Resumed[list[SearchHit]],
+        text: str,
     ) -> None:
-        """Finish a lookup that waited and hand its hits to ``waiter`` as it ends (a
-        lookup cancelled by :meth:`drain` hands none), the agent's slot freed first."""
+        """Run one lookup and hand its hits to ``waiter`` as it ends (a lookup cancelled
+        by :meth:`drain` hands none), the agent's slot freed first."""
         hits: list[SearchHit] = []
         try:
-            hits = await rest
+            hits = await self._lookup(session_id, agent_id, text)
         finally:
             task = asyncio.current_task()
             assert task is not None
