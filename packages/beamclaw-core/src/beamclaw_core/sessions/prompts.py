@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import os
 from collections.abc import Awaitable, Callable, Hashable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,7 +28,7 @@ from beamclaw_core.skills import (
     eligible_skills,
 )
 from beamclaw_core.skills.model import Skill
-from beamclaw_core.workspace import CacheMiss, FileTextCache, PromptCache, agent_dir
+from beamclaw_core.workspace import CacheMiss, FileTextCache, PromptCache
 from beamclaw_core.workspace.sections import ReadText
 from beamclaw_core.workspace.watched_inputs import (
     Inputs,
@@ -38,13 +37,6 @@ from beamclaw_core.workspace.watched_inputs import (
     WatchedInputs,
 )
 from beamclaw_tools import SessionRef
-
-
-def _home_variables() -> tuple[str | None, str | None]:
-    """``$BEAMCLAW_HOME`` and ``$HOME``: where an agent's workspace is when no home is
-    configured (read at call time, like ``beamclaw_home()``)."""
-    return os.environ.get("BEAMCLAW_HOME"), os.environ.get("HOME")
-
 
 LatestMessage = Callable[[str], Awaitable[tuple[Hashable, str | None]]]
 """``session_id -> (turn key, text)`` of the message that started the current turn."""
@@ -102,7 +94,6 @@ class WorkspacePrompt:
         self.inputs = WatchedInputs()
         self._prompts = PromptCache()
         self._renderers: dict[int, SkillsRenderer] = {}
-        self._roots: dict[Hashable, str] = {}
 
     async def __call__(
         self,
@@ -112,7 +103,9 @@ class WorkspacePrompt:
     ) -> list[Message]:
         last = datetime.fromtimestamp(last_activity_at, UTC) if last_activity_at else None
         now = datetime.now(UTC)
-        agent, key = session.agent_id, (session.agent_id, self.home, _home_variables())
+        # another home (``$BEAMCLAW_HOME``) means other paths: kept inputs raise
+        # OutsideInputsError for them, so the key need not name it
+        agent, key = session.agent_id, (session.agent_id, self.home)
         kept = self.inputs.kept(key)
         if kept is not None:
             try:
@@ -132,11 +125,7 @@ class WorkspacePrompt:
     def _verify(self, key: Hashable, agent: str, seen: Recorder) -> None:
         """Keep what ``seen`` recorded if, checked again once its directories are
         watched, the stat caches still give exactly that (see :mod:`.watched_inputs`)."""
-        root = self._roots.get(key)
-        if root is None:
-            if len(self._roots) >= self.MAX_RENDERERS:
-                self._roots.clear()
-            root = self._roots[key] = str(agent_dir(agent, self.home))
+        root = self._prompts.paths(agent, self.home).directory
         if not self.inputs.worth_trying(key, root):
             return
         sources = self.skill_files.sources(agent, self.home) if self.skills else None

@@ -128,8 +128,6 @@ class SourceIndexer:
 
     async def _index_workspace(self, agent_id: str, root: Path) -> IndexReport:
         key = (agent_id, root)
-        if self.watch.quiet(key):
-            return self._unchanged_report(self._sizes[key])
         written = self.watch.arm(key, str(root), watched_directories(root))
         files = workspace_files(root)
         report = await self._scanned_pass(agent_id, root, files, written)
