@@ -11,7 +11,13 @@ import sqlalchemy as sa
 
 from beamclaw_core.loop.states import AwaitingLlm, Idle, Turn
 from beamclaw_core.messages import Message, Usage
-from beamclaw_core.store import RESET, SUMMARY, ConversationStore, derive_session_id
+from beamclaw_core.store import (
+    RESET,
+    SUMMARY,
+    ConversationStore,
+    StaleOwnerError,
+    derive_session_id,
+)
 from beamclaw_core.store.tables import metadata
 from beamclaw_core.testing import png_image
 from beamclaw_memory import Database, Unit
@@ -128,6 +134,32 @@ async def test_view_follows_summary_and_reset_markers(store: ConversationStore) 
     assert view.summary is None
     assert [m.text for m in view.messages] == ["3"]
     assert len(await store.messages("c")) == 7  # raw history keeps everything
+
+
+async def test_the_last_reset_is_read_once_while_the_conversation_is_in_memory(
+    store: ConversationStore,
+) -> None:
+    # another process (a second store on the same database) resets the conversation;
+    # this store answers from what it wrote or read until its lane leaves memory
+    other = ConversationStore(store.db)
+    assert (await store.ensure("c", agent_id="a", user_id="u", channel=None, now=1.0)).new
+    first = await other.append_marker("c", RESET, {}, now=2.0)
+    assert await store.last_reset("c") is None, "a new conversation's is known: no read"
+    store.forget("c")
+    assert await store.last_reset("c") == first
+    second = await other.append_marker("c", RESET, {}, now=3.0)
+    assert await store.last_reset("c") == first, "read once, not again"
+    mine = await store.append_marker("c", RESET, {}, now=4.0)
+    assert mine > second and await store.last_reset("c") == mine, "its own reset, at once"
+    # a reset whose append failed leaves it unknown: the next ask reads the database
+    other.fences.hold("c", 7)
+    await other.commit("c", Idle(), [Message.user("elsewhere")], now=5.0)
+    newest = await other.append_marker("c", RESET, {}, now=6.0)
+    with pytest.raises(StaleOwnerError):
+        await store.append_marker("c", RESET, {}, now=7.0)
+    assert await store.last_reset("c") == newest
+    await store.delete("c")
+    assert await store.last_reset("c") is None, "deleted: read again, and gone"
 
 
 async def test_pending_runs_and_delete_inactive(store: ConversationStore) -> None:

@@ -274,7 +274,7 @@ class TurnPrompt:
         else:
             messages = list(await self.source(session, last_activity_at))
         if self.short_term is not None:
-            carried = await self.short_term.message(session.session_id, key)
+            carried = await self.short_term.message(session.session_id)
             if carried is not None:
                 messages.append(carried)
         if self.auto_context is not None and text is not None:

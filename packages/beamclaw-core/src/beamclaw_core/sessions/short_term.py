@@ -25,7 +25,7 @@ Invariants:
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from loguru import logger
@@ -107,34 +107,32 @@ def short_term_block(
 
 
 class ShortTerm:
-    """The short-term block of each session: the last reset is looked up once per turn,
-    the block rebuilt only when the reset changes."""
+    """The short-term block of each session, rebuilt only when its last reset changes.
+
+    The last reset comes from :meth:`ConversationStore.last_reset
+    <beamclaw_core.store.ConversationStore.last_reset>`, which reads it once while the
+    session stays in memory: a turn costs no read here.
+    """
 
     def __init__(self, store: ConversationStore, settings: ShortTermSettings) -> None:
         self.store = store
         self.settings = settings
-        self._turns: dict[str, Hashable] = {}
         self._blocks: dict[str, tuple[int | None, Message | None]] = {}
 
-    async def message(self, session_id: str, turn_key: Hashable) -> Message | None:
+    async def message(self, session_id: str) -> Message | None:
         """The block of ``session_id``'s current session (None: never reset, or nothing
         to carry)."""
-        cached = self._blocks.get(session_id)
-        if cached is not None and self._turns.get(session_id) == turn_key:
-            return cached[1]
         try:
-            return await self._build(session_id, turn_key, cached)
+            reset = await self.store.last_reset(session_id)
+            cached = self._blocks.get(session_id)
+            if cached is not None and cached[0] == reset:
+                return cached[1]
+            return await self._build(session_id, reset)
         except Exception as e:  # memory is an aid: a failed read must not fail the turn
             logger.warning("{}: short-term memory not read: {}", session_id, e)
             return None
 
-    async def _build(
-        self, session_id: str, turn_key: Hashable, cached: tuple[int | None, Message | None] | None
-    ) -> Message | None:
-        reset = await self.store.last_reset(session_id)
-        self._turns[session_id] = turn_key
-        if cached is not None and cached[0] == reset:
-            return cached[1]
+    async def _build(self, session_id: str, reset: int | None) -> Message | None:
         message: Message | None = None
         if reset is not None:
             wanted = self.settings.exchanges
@@ -150,7 +148,6 @@ class ShortTerm:
         return message
 
     def forget(self, session_id: str) -> None:
-        self._turns.pop(session_id, None)
         self._blocks.pop(session_id, None)
 
     async def session_ended(self, end: SessionEnd) -> None:

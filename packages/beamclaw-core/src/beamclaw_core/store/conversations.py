@@ -32,6 +32,7 @@ from beamclaw_core.store.fencing import Fences
 from beamclaw_core.store.message_log import Row, SequenceHints
 from beamclaw_core.store.records import (
     MESSAGE,
+    RESET,
     ConversationRecord,
     PendingRunRecord,
     StoredMessage,
@@ -47,6 +48,15 @@ class ConversationStore:
     def __init__(self, database: Database) -> None:
         self.db = database
         self._seqs = SequenceHints()
+        self._resets: dict[str, int | None] = {}
+        """Each conversation's last reset marker (None: never reset), as this process
+        last wrote or read it: the same lifetime as the ``seq`` hints (dropped by
+        :meth:`forget` and :meth:`delete`), so it holds while the conversation's lane is
+        in memory, and every reset is the lane's own (another node's write refreshes
+        the lane, which forgets it)."""
+        self._reset_appends = 0
+        """Reset markers appended: a read that a reset overtook does not store its
+        answer."""
         self.fences = Fences()
         """The lease epochs this node holds (cluster mode): every message row and turn
         state is written under its conversation's, and refused when stale."""
@@ -82,6 +92,7 @@ class ConversationStore:
         record = await self.db.write(work)
         if record.new:
             self._seqs.known_empty(conversation_id)
+            self._resets[conversation_id] = None
         return record
 
     async def get(self, conversation_id: str) -> ConversationRecord | None:
@@ -101,13 +112,19 @@ class ConversationStore:
         existed, deleted = await self.db.write(
             lambda unit: rows.delete_trees(unit, [conversation_id])
         )
-        self._seqs.forget(*deleted)
+        self._forget(*deleted)
         return existed > 0
 
     def forget(self, conversation_id: str) -> None:
         """Drop what is cached for a conversation whose lane left memory (its next
-        append reads its last ``seq`` from the database)."""
-        self._seqs.forget(conversation_id)
+        append reads its last ``seq``, its next :meth:`last_reset` the last reset, from
+        the database)."""
+        self._forget(conversation_id)
+
+    def _forget(self, *conversation_ids: str) -> None:
+        self._seqs.forget(*conversation_ids)
+        for conversation_id in conversation_ids:
+            self._resets.pop(conversation_id, None)
 
     async def delete_inactive(self, before: float, *, keep: Collection[str] = ()) -> list[str]:
         """History retention: delete top-level conversations (with their messages, runs
@@ -123,7 +140,7 @@ class ConversationStore:
             return ids, rows.delete_trees(unit, ids)[1] if ids else []
 
         ids, deleted = await self.db.write(work)
-        self._seqs.forget(*deleted)
+        self._forget(*deleted)
         return ids
 
     async def cost_since(self, agent_id: str, since: float) -> float:
@@ -185,9 +202,14 @@ class ConversationStore:
             rows.changed(unit, conversation_id, now, epoch=epoch)
             return message_log.append(unit, conversation_id, appended, now, seq, epoch)
 
+        if kind == RESET:  # unknown until it is known committed (a lost outcome re-reads)
+            self._reset_appends += 1
+            self._resets.pop(conversation_id, None)
         seqs = await self._seqs.appending(
             conversation_id, lambda seq: self.db.write(lambda unit: work(unit, seq))
         )
+        if kind == RESET:
+            self._resets[conversation_id] = seqs[0]
         return seqs[0]
 
     async def messages(self, conversation_id: str, *, after_seq: int = 0) -> list[StoredMessage]:
@@ -207,8 +229,16 @@ class ConversationStore:
         )
 
     async def last_reset(self, conversation_id: str) -> int | None:
-        """The ``seq`` of the conversation's last reset marker (None: never reset)."""
-        return await self.db.read(lambda unit: message_log.last_reset(unit, conversation_id))
+        """The ``seq`` of the conversation's last reset marker (None: never reset); read
+        once while the conversation stays in memory (see ``_resets``), so a turn that
+        asks costs no read."""
+        if conversation_id in self._resets:
+            return self._resets[conversation_id]
+        appends = self._reset_appends
+        found = await self.db.read(lambda unit: message_log.last_reset(unit, conversation_id))
+        if appends == self._reset_appends:
+            self._resets[conversation_id] = found
+        return found
 
     async def messages_before(
         self, conversation_id: str, before_seq: int, *, limit: int
