@@ -16,6 +16,7 @@ from beamclaw_memory.indexing.watch import (
     IN_MODIFY,
     IN_Q_OVERFLOW,
     filesystem_of,
+    open_notifier,
 )
 
 AGENT = "default"
@@ -245,6 +246,52 @@ def test_only_events_for_watched_names_or_an_overflow_end_quiet(tmp_path: Path) 
     settled()
     watch.settle("a", sound=False)
     assert not watch.quiet("a") and watch.quiet("b")
+
+
+class CountingNotifier:
+    """The real inotify instance, counting the events read from it."""
+
+    def __init__(self) -> None:
+        notifier = open_notifier()
+        assert notifier is not None, "inotify is part of every supported machine"
+        self.inner = notifier
+        self.events = 0
+
+    def add_watch(self, path: str, mask: int) -> int:
+        return self.inner.add_watch(path, mask)
+
+    def read(self, timeout: int | None = None) -> list[object]:
+        events = list(self.inner.read(timeout))
+        self.events += len(events)
+        return events
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_a_directory_watched_for_its_entries_reads_no_writes(tmp_path: Path) -> None:
+    # the home: a skills directory (an entry on the way to inputs) beside the database
+    home = tmp_path / "home"
+    (home / "skills").mkdir(parents=True)
+    db = home / "beamclaw.db-wal"
+    db.write_bytes(b"")
+    (home / "USER.md").write_text("Prefers long answers.\n")
+    notifier = CountingNotifier()
+    watch = ChangeWatch(notifier=lambda: notifier)
+    watch.arm("entries", str(home), {str(home): frozenset({"skills"})}, entries_only={str(home)})
+    watch.settle("entries", sound=True)
+    for n in range(5):
+        db.write_bytes(b"page" * n)
+    assert watch.quiet("entries") and notifier.events == 0, "the database's writes: no event"
+    # a key that reads a file in the same directory still sees its writes: the masks add up
+    watch.arm("content", str(home), {str(home): frozenset({"USER.md"})})
+    watch.settle("content", sound=True)
+    watch.arm("entries", str(home), {str(home): frozenset({"skills"})}, entries_only={str(home)})
+    watch.settle("entries", sound=True)
+    (home / "USER.md").write_text("Prefers short answers.\n")
+    assert not watch.quiet("content") and watch.quiet("entries")
+    (home / "skills").rename(home / "skills.old")  # the entry itself: seen
+    assert not watch.quiet("entries")
 
 
 async def test_a_pass_that_failed_is_not_quiet(memory: IndexedMemory, tmp_path: Path) -> None:

@@ -11,7 +11,8 @@ such a build makes no ``stat`` at all.
 Verification, the only way inputs become kept (:meth:`WatchedInputs.arm` then
 :meth:`WatchedInputs.settle`): after a build, the directories its inputs came from are
 armed — each file's directories up to the agent's, by name; each skills directory whole
-(and by name in its parent); each skill's directory by ``SKILL.md`` — and only *then* are
+(and by name in its parent); each skill's directory by ``SKILL.md``; a directory that
+only leads to inputs, for its entries and not for writes — and only *then* are
 the inputs checked once more through the stat caches (the same text objects, the same
 skills tuple, nothing too recent to trust). A change before that check fails the check; a
 change after it is an event. Inputs reached through a symbolic link, with another hard
@@ -141,11 +142,16 @@ class WatchedInputs:
         False when they cannot be kept (a link, a path outside ``root``)."""
         self.drop(key)
         dirs: dict[str, set[str] | None] = {}
+        # directories with an input file or watched whole; the others only lead to one,
+        # so no write in them matters (the home: its skills directory beside the database)
+        read_in: set[str] = set()
 
-        def by_name(directory: str, name: str) -> None:
+        def by_name(directory: str, name: str, *, content: bool = False) -> None:
             names = dirs.setdefault(directory, set())
             if names is not None:
                 names.add(name)
+            if content:
+                read_in.add(directory)
 
         unkeepable = any(not _within(p, root) or not _single(p) for p in texts) or any(
             not _single(p) for p in skill_files
@@ -155,17 +161,23 @@ class WatchedInputs:
             return False
         self._retry_at.pop(key, None)
         for path in texts:
-            child = path
+            child, content = path, True
             while child != root:
                 parent = os.path.dirname(child)
-                by_name(parent, os.path.basename(child))
-                child = parent
+                by_name(parent, os.path.basename(child), content=content)
+                child, content = parent, False
         for directory in skill_dirs:
             dirs[directory] = None
+            read_in.add(directory)
             by_name(os.path.dirname(directory), os.path.basename(directory))
         for path in skill_files:
-            by_name(os.path.dirname(path), SKILL_FILE)
-        self.watch.arm(key, root, {d: None if n is None else frozenset(n) for d, n in dirs.items()})
+            by_name(os.path.dirname(path), SKILL_FILE, content=True)
+        self.watch.arm(
+            key,
+            root,
+            {d: None if n is None else frozenset(n) for d, n in dirs.items()},
+            entries_only=dirs.keys() - read_in,
+        )
         return True
 
     def settle(self, key: Hashable, inputs: Inputs | None) -> None:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 import weakref
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -67,6 +67,13 @@ IN_DELETE_SELF = 0x00000400
 IN_MOVE_SELF = 0x00000800
 IN_Q_OVERFLOW = 0x00004000
 IN_IGNORED = 0x00008000
+IN_MASK_ADD = 0x20000000
+ENTRY_MASK = (
+    IN_ATTRIB | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
+)
+"""A directory where only which entries exist matters, not what is written to them (the
+home holding a skills directory beside the database, whose every write would be an
+event to read and drop)."""
 WATCH_MASK = (
     IN_MODIFY
     | IN_ATTRIB
@@ -204,7 +211,12 @@ class ChangeWatch:
         return True
 
     def arm(
-        self, key: Hashable, root: str, directories: Mapping[str, Names]
+        self,
+        key: Hashable,
+        root: str,
+        directories: Mapping[str, Names],
+        *,
+        entries_only: Collection[str] = (),
     ) -> frozenset[str] | None:
         """Watch ``directories`` (path -> names that matter) for ``key``, whose pass is
         about to scan them; ``root`` is the directory whose identity must not change.
@@ -213,8 +225,11 @@ class ChangeWatch:
         write that kept size and mtime) — or None when which changed is not known (a
         queue overflow, a replaced root or directory): then a pass reads every file. Empty
         for a key never armed. A directory that does not exist is left out (its creation
-        is an event in its parent, which the caller watches). Quiet only once
-        :meth:`settle` says the pass was sound."""
+        is an event in its parent, which the caller watches). ``entries_only``: those of
+        ``directories`` where only the named entries' presence matters (subdirectories),
+        watched without write events (:data:`ENTRY_MASK`). A directory several keys
+        watch gets the union of their masks. Quiet only once :meth:`settle` says the pass
+        was sound."""
         notifier = self._inotify()
         self._drain()  # what happened before this pass is this pass's to see
         previous = self._keys.get(key)
@@ -229,7 +244,8 @@ class ChangeWatch:
         armed = _Armed(root, identity)
         for directory, names in directories.items():
             try:
-                wd = notifier.add_watch(directory, WATCH_MASK)
+                mask = ENTRY_MASK if directory in entries_only else WATCH_MASK
+                wd = notifier.add_watch(directory, mask | IN_MASK_ADD)
             except FileNotFoundError:
                 continue
             except OSError:  # ENOSPC (no watch left), EACCES, not a directory …
