@@ -70,6 +70,56 @@ def test_full_queue_drops_and_counts_without_blocking() -> None:
     em.close()
 
 
+def test_flush_waits_for_the_event_a_backend_is_handling() -> None:
+    em = Emitter()
+    gate, started = threading.Event(), threading.Event()
+
+    class Slow(Recorder):
+        def handle(self, event: Event) -> None:
+            started.set()
+            super().handle(event)
+
+    slow = Slow("slow", block=gate)
+    em.add_backend(slow)
+    em.emit(EventType.LLM_REQUEST, n=1)
+    assert started.wait(5)  # taken from the queue, being handled
+    assert not em.flush(timeout=0.2), "the queue is empty, but the event is not handled yet"
+    gate.set()
+    assert em.flush() and len(slow.events) == 1
+    em.close()
+
+
+def test_a_parked_backend_thread_is_woken_by_every_next_event() -> None:
+    # no polling: the thread parks as soon as its queue is empty, so each event below
+    # races the thread going to sleep; a lost wake-up would leave an event undelivered
+    em = Emitter(idle_polls=0)
+    rec = Recorder()
+    em.add_backend(rec)
+
+    def emitter(first: int) -> None:
+        for n in range(first, first + 300):
+            em.emit(EventType.LLM_REQUEST, n=n)
+            if n % 7 == 0:
+                time.sleep(0.0001)
+
+    threads = [threading.Thread(target=emitter, args=(k * 1000,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert em.flush(timeout=10)
+    assert sorted(e.data["n"] for e in rec.events) == [
+        k * 1000 + n for k in range(4) for n in range(300)
+    ]
+    for n in range(50):  # one at a time: each must arrive while the thread is parked
+        em.emit(EventType.LLM_REQUEST, n=-n)
+        deadline = time.monotonic() + 5
+        while len(rec.events) < 1200 + n + 1 and time.monotonic() < deadline:
+            time.sleep(0.0005)
+        assert len(rec.events) == 1200 + n + 1, "an emit did not wake the parked thread"
+    em.close()
+
+
 def test_failing_backend_is_counted_and_isolated() -> None:
     em = Emitter()
     good = Recorder()

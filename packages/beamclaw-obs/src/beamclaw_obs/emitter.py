@@ -1,7 +1,9 @@
 """Non-blocking event fan-out.
 
-``emit(event_type, **data)`` builds an :class:`Event` and offers it to every registered
-backend's bounded queue with ``put_nowait``. A full queue drops the event for that backend
+``emit(event_type, **data)`` builds an :class:`Event` and appends it to every registered
+backend's bounded queue (a ``deque``: one append, no lock, where ``queue.Queue.put`` took
+a lock and notified a condition — a dozen calls per event, six events a turn). A full
+queue drops the event for that backend
 and counts the drop; a backend that raises is counted and keeps running. Each backend is
 drained by its own daemon thread, so ``emit`` is safe from any thread or event loop and
 never blocks or raises into the caller. Payloads are scrubbed once, by the first backend
@@ -10,15 +12,22 @@ thread that reaches the event (the caller pays only for the enqueues).
 A backend thread that just found events polls its queue every ``POLL_SECONDS`` instead
 of sleeping on it: while events keep coming, an ``emit`` never wakes a thread (each wake
 costs the event loop a GIL hand-over), and the thread takes them in batches. After
-``IDLE_POLLS`` empty polls it sleeps on the queue until the next event.
+``IDLE_POLLS`` empty polls it parks on an event that the next ``emit`` sets.
+
+Invariants (the GIL orders the steps below; ``deque.append``/``popleft`` are atomic):
+
+* A parked thread is always woken: it marks itself parked *before* it looks at the queue
+  a last time, and ``emit`` appends *before* it reads the mark.
+* :meth:`Emitter.flush` returns only when no event is queued or being handled: the
+  thread marks itself busy *before* it takes an event and clears the mark after handling
+  it.
 """
 
 from __future__ import annotations
 
-import contextlib
-import queue
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -80,16 +89,43 @@ class _Pending:
 @dataclass
 class _Lane:
     backend: ObsBackend
-    queue: queue.Queue[object]
+    limit: int
     thread: threading.Thread
+    queue: deque[object] = field(default_factory=lambda: deque[object]())
     stats: BackendStats = field(default_factory=BackendStats)
+    wake: threading.Event = field(default_factory=threading.Event)
+    parked: bool = False
+    """The thread sleeps on ``wake`` (set by the next ``emit``)."""
+    busy: bool = False
+    """The thread holds an event it took from ``queue`` and has not handled yet."""
+
+    def offer(self, item: object) -> bool:
+        """Queue ``item`` unless the queue is full (approximately: two threads may both
+        pass the check); False when dropped."""
+        if len(self.queue) >= self.limit:
+            return False
+        self.post(item)
+        return True
+
+    def post(self, item: object) -> None:
+        self.queue.append(item)
+        if self.parked:
+            self.wake.set()
 
 
 class Emitter:
     """Fans events out to backends over bounded per-backend queues."""
 
-    def __init__(self, queue_size: int = DEFAULT_QUEUE_SIZE) -> None:
+    def __init__(
+        self,
+        queue_size: int = DEFAULT_QUEUE_SIZE,
+        *,
+        poll_seconds: float = POLL_SECONDS,
+        idle_polls: int = IDLE_POLLS,
+    ) -> None:
         self._queue_size = queue_size
+        self._poll_seconds = poll_seconds
+        self._idle_polls = idle_polls
         self._lanes: dict[str, _Lane] = {}
         self._active: tuple[_Lane, ...] = ()
         """The lanes ``emit`` offers to: replaced (never changed) under the lock, read
@@ -99,8 +135,9 @@ class Emitter:
     def add_backend(self, backend: ObsBackend, queue_size: int | None = None) -> None:
         """Start delivering events to ``backend`` (replacing one with the same name)."""
         self.remove_backend(backend.name)
-        q: queue.Queue[object] = queue.Queue(maxsize=queue_size or self._queue_size)
-        lane = _Lane(backend=backend, queue=q, thread=threading.Thread())
+        lane = _Lane(
+            backend=backend, limit=queue_size or self._queue_size, thread=threading.Thread()
+        )
         lane.thread = threading.Thread(
             target=self._drain, args=(lane,), name=f"obs-{backend.name}", daemon=True
         )
@@ -116,8 +153,7 @@ class Emitter:
             self._active = tuple(self._lanes.values())
         if lane is None:
             return
-        with contextlib.suppress(queue.Full):
-            lane.queue.put(_STOP, timeout=timeout)
+        lane.post(_STOP)  # past the limit: a stop is never dropped
         lane.thread.join(timeout)
 
     def backends(self) -> list[str]:
@@ -135,9 +171,7 @@ class Emitter:
             kind = event_type if type(event_type) is EventType else EventType(event_type)
             pending = _Pending(Event(type=kind, ts=time.time(), data=data))
             for lane in self._active:
-                try:
-                    lane.queue.put_nowait(pending)
-                except queue.Full:
+                if not lane.offer(pending):
                     lane.stats.dropped += 1
         except Exception:
             return
@@ -148,7 +182,7 @@ class Emitter:
         with self._lock:
             lanes = list(self._lanes.values())
         for lane in lanes:
-            while lane.queue.unfinished_tasks:
+            while lane.queue or lane.busy:
                 if time.monotonic() > deadline:
                     return False
                 time.sleep(0.005)
@@ -159,19 +193,25 @@ class Emitter:
         for name in self.backends():
             self.remove_backend(name)
 
-    @staticmethod
-    def _drain(lane: _Lane) -> None:
-        idle = IDLE_POLLS
+    def _drain(self, lane: _Lane) -> None:
+        idle = polls = self._idle_polls
         while True:
+            lane.busy = True
             try:
-                item = lane.queue.get_nowait()
+                item = lane.queue.popleft()
                 idle = 0
-            except queue.Empty:
-                if idle < IDLE_POLLS:
+            except IndexError:
+                lane.busy = False
+                if idle < polls:
                     idle += 1
-                    time.sleep(POLL_SECONDS)
+                    time.sleep(self._poll_seconds)
                     continue
-                item = lane.queue.get()
+                lane.parked = True
+                if not lane.queue:
+                    lane.wake.wait()
+                lane.wake.clear()
+                lane.parked = False
+                continue
             try:
                 if item is _STOP:
                     try:
@@ -187,7 +227,7 @@ class Emitter:
                 except Exception:
                     lane.stats.failed += 1
             finally:
-                lane.queue.task_done()
+                lane.busy = False
 
 
 _default = Emitter()
