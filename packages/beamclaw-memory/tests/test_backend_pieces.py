@@ -76,6 +76,34 @@ async def test_the_live_index_finds_rows_another_writer_stored() -> None:
     assert await ours.delete("a", ["tea"]) == 0
 
 
+async def test_another_writer_shows_within_the_recheck_window_and_our_own_at_once() -> None:
+    rows = InMemoryRowStore()
+    monotonic = FakeClock(0.0)
+    ours = LiveIndexes(rows, Tokenizer(), None, clock=monotonic, recheck_seconds=1.0)
+    theirs = LiveIndexes(rows, Tokenizer(), None)
+
+    async def keys() -> set[str]:
+        index = await ours.synced("a")
+        return {index.doc(s).key for s in index.slots()}
+
+    await ours.write("a", [_row("tea", "likes green tea")])
+    assert await keys() == {"tea"}  # the counters read at 0.0
+    await theirs.write("a", [_row("coffee", "hates coffee")])
+    monotonic.advance(0.5)
+    assert await keys() == {"tea"}, "within the window: no read of the store"
+    monotonic.advance(0.6)
+    assert await keys() == {"tea", "coffee"}, "after it: read, and synced"
+    await ours.write("a", [_row("cake", "bakes cake")])
+    assert await keys() == {"tea", "coffee", "cake"}, "our own write: at once"
+    assert await theirs.delete("a", ["tea"]) == 1
+    monotonic.advance(0.5)
+    assert "tea" in await keys()
+    monotonic.advance(0.6)
+    assert await keys() == {"coffee", "cake"}
+    await ours.delete("a", ["cake"])  # our own delete: the next search reads the store
+    assert await keys() == {"coffee"}
+
+
 class CountingRows(InMemoryRowStore):
     """Rows in memory that count how many versions each ``versions`` call returned."""
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from beamclaw_memory import (
@@ -10,6 +12,7 @@ from beamclaw_memory import (
     MemoryService,
     MemorySettings,
     SearchMode,
+    SearchSettings,
 )
 
 from .conftest import FakeClock, ServiceFactory
@@ -120,8 +123,10 @@ async def test_huge_value_is_refused_and_large_value_is_searchable(
     indirect=True,
 )
 async def test_second_service_on_same_database_sees_writes(make_service: ServiceFactory) -> None:
-    """Two processes on one database: each index follows the other's writes."""
-    first, second = make_service(), make_service()
+    """Two processes on one database: each index follows the other's writes (at once
+    with ``store_check_ms = 0``)."""
+    every_search = MemorySettings(search=SearchSettings(store_check_ms=0))
+    first, second = make_service(every_search), make_service(every_search)
     await first.store(AGENT, "x", "the spare key is under the flowerpot", MemoryCategory.CORE)
     assert (await second.search(AGENT, "spare key")).hits[0].key == "x"
     await first.store(AGENT, "x", "the spare key moved to the mailbox", MemoryCategory.CORE)
@@ -132,6 +137,32 @@ async def test_second_service_on_same_database_sees_writes(make_service: Service
     assert (await second.search(AGENT, "spare key")).hits == ()
     await first.aclose()
     await second.aclose()
+
+
+async def test_another_process_s_writes_show_within_the_store_check_window(
+    make_service: ServiceFactory,
+) -> None:
+    """A search trusts its index for ``store_check_ms`` after reading the store's write
+    counters: this process's writes show at once, another's once the window passed."""
+    writer = make_service()
+    patient = make_service(MemorySettings(search=SearchSettings(store_check_ms=60_000)))
+    brisk = make_service(MemorySettings(search=SearchSettings(store_check_ms=50)))
+    shared = writer.rows.__class__.__name__ == "SqlRowStore"  # in memory, nothing is
+    if shared:
+        await writer.store(AGENT, "x", "the spare key is under the flowerpot", MemoryCategory.CORE)
+        for reader in (patient, brisk):
+            assert (await reader.search(AGENT, "spare key")).hits[0].key == "x"
+    await patient.store(AGENT, "y", "the bike lock code is 4711", MemoryCategory.CORE)
+    assert (await patient.search(AGENT, "bike lock")).hits[0].key == "y", "its own: at once"
+    if shared:
+        await writer.store(AGENT, "x", "the spare key moved to the mailbox", MemoryCategory.CORE)
+        await writer.store(AGENT, "z", "the boat is moored at pier 9", MemoryCategory.CORE)
+        assert (await patient.search(AGENT, "boat pier")).hits == (), "within its window"
+        await asyncio.sleep(0.1)
+        assert "mailbox" in (await brisk.search(AGENT, "spare key mailbox")).hits[0].text
+        assert (await brisk.search(AGENT, "boat pier")).hits[0].key == "z"
+    for service in (writer, patient, brisk):
+        await service.aclose()
 
 
 async def test_non_ascii_round_trip_and_search(service: MemoryService) -> None:

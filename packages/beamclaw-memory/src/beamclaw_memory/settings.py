@@ -77,6 +77,11 @@ class SearchSettings(Section):
     """Each retriever contributes ``limit * candidate_multiplier`` candidates to fusion."""
     max_query_chars: int = Field(default=2000, ge=16)
     """Longer queries are truncated before tokenising and embedding."""
+    store_check_ms: int = Field(default=1_000, ge=0)
+    """How long searches trust the in-process index after reading the store's write
+    counters. This process's own writes reach search at once; another process's (a CLI
+    command, another node on the same database) within this time. 0: read the counters
+    before every search (one read per turn with auto-context)."""
     stopwords: list[str] = Field(default_factory=lambda: ["en"])
     """Stopword languages (en, de, nl, fr, es, pt, it, ru, sv)."""
     temporal_decay: TemporalDecaySettings = Field(default_factory=TemporalDecaySettings)

@@ -89,7 +89,12 @@ class IndexedMemory:
             cooldown_seconds=self.settings.embeddings.failure_cooldown_seconds,
             clock=clock,
         )
-        self._indexes = LiveIndexes(rows, tokenizer, self._gate.model)
+        self._indexes = LiveIndexes(
+            rows,
+            tokenizer,
+            self._gate.model,
+            recheck_seconds=self.settings.search.store_check_ms / 1000,
+        )
         self._search = HybridSearch(
             self._indexes, self._gate, self.settings.search, tokenizer, clock
         )

@@ -11,7 +11,10 @@ Invariants:
   otherwise. So the searches of a process that alone writes an agent's memory (the
   transcript indexer, between every two turns) read the signature and nothing more.
 * :meth:`~LiveIndexes.synced` reconciles the index with the store first — the agent's
-  signature (its write and delete counters, one primary-key read), and when it differs,
+  signature (its write and delete counters, one primary-key read; skipped while the
+  index is in step with this process's writes and the last read is younger than
+  ``recheck_seconds``, so another process's writes show within that time), and when it
+  differs,
   the versions of the rows changed since the newest one the index holds (less
   :data:`CLOCK_MARGIN`, for another process's clock and commit delay), so a sync costs
   what changed, not what is stored. A full per-key version diff runs when the delete
@@ -55,8 +58,10 @@ class LiveIndexes:
         model: str | None,
         *,
         clock: Callable[[], float] = time.monotonic,
+        recheck_seconds: float = 0.0,
     ) -> None:
         self.rows = rows
+        self._recheck = recheck_seconds
         self._tokenizer = tokenizer
         self._model = model
         self._indexes: dict[str, AgentIndex] = {}
@@ -68,6 +73,8 @@ class LiveIndexes:
         """The newest ``changed_at`` each agent's index has applied."""
         self._deletes: dict[str, int] = {}
         """Each agent's delete counter at its last sync."""
+        self._checked: dict[str, float] = {}
+        """``clock()`` when each agent's signature was last read (taken before the read)."""
         self._unsure: set[str] = set()
         """Agents whose index had an incremental sync (of another process's writes) since
         its last full one: until that runs, a row stamped late may be missing."""
@@ -87,7 +94,16 @@ class LiveIndexes:
 
                 index = self._indexes[agent_id] = AgentIndex(self._tokenizer)
                 index.reset_vectors(self._model)
+            now = self._clock()
+            checked = self._checked.get(agent_id)
+            if (
+                index.signature is not None
+                and checked is not None
+                and now - checked < self._recheck
+            ):
+                return index  # in step with our writes; others' show after the window
             signature = await self.rows.signature(agent_id)
+            self._checked[agent_id] = now
             if signature != index.signature:
                 full_at = self._full_at.get(agent_id)
                 deleted = self._deletes.get(agent_id) != signature[1]
