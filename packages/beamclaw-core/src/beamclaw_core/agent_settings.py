@@ -111,11 +111,15 @@ class AgentProfile:
         return settings.model if settings is not None else ""
 
 
+_NO_SECTION = AgentSettings()
+"""An agent without its own section (read only: every key unset)."""
+
+
 def agent_profile(
     core: CoreSettings, agents: Mapping[str, AgentSettings], agent_id: str
 ) -> AgentProfile:
     """``agent_id``'s ``[agents.<id>]`` keys, each unset one taken from ``[core]``."""
-    own = agents.get(agent_id) or AgentSettings()
+    own = agents.get(agent_id) or _NO_SECTION
     return AgentProfile(
         agent_id=agent_id,
         provider=own.provider or core.default_provider,
