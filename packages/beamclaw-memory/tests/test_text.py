@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from beamclaw_memory import TranscriptMessage, transcript_position
+from beamclaw_memory.indexing import message_chunks
 from beamclaw_memory.search import Tokenizer, chunk_text, split_sections, stopwords_for, tokenize
 
 
@@ -81,3 +84,13 @@ def test_markdown_sections_keep_heading_paths_and_ignore_fenced_headings() -> No
     sections = split_sections(md)
     assert [s.heading for s in sections] == ["", "Work", "Work > Team", "Home"]
     assert "# not a heading" in sections[2].text
+
+
+@pytest.mark.parametrize("session_id", ["local:ann", "telegram:42/group", "a#b"])
+def test_a_transcript_chunk_key_names_its_message(session_id: str) -> None:
+    message = TranscriptMessage(session_id=session_id, seq=17, role="user", text="word " * 600)
+    keys = [key for key, _ in message_chunks(message, 1200, 200)]
+    assert len(keys) > 1
+    assert {transcript_position(key) for key in keys} == {(session_id, 17)}
+    for other in ("@file/MEMORY.md#0", "@session/17#0", "@session/s/x#0", "cat-1"):
+        assert transcript_position(other) is None

@@ -88,6 +88,7 @@ class Core:
             parts,
             CoreHooks(
                 latest_user_message=self._latest_user_message,
+                view_start=self._view_start,
                 on_effect=self._on_effect,
                 spawn=self._subagents.spawn,
                 cancel_children=self._subagents.cancel,
@@ -549,6 +550,11 @@ class Core:
             if session_id in self._lanes:
                 self._usage.use(session_id)
                 self._node.release_when_idle(session_id)  # cluster hook
+
+    async def _view_start(self, session_id: str) -> int | None:
+        """The ``seq`` of the first message of the session's LLM view (None: no lane)."""
+        lane = self._lanes.get(session_id)
+        return None if lane is None else (await lane.view.get()).first_seq
 
     async def _latest_user_message(self, session_id: str) -> tuple[Hashable, str | None]:
         """``(turn key, text)`` of the user message that started the session's current

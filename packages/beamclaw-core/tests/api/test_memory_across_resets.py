@@ -168,6 +168,31 @@ async def test_auto_context_respects_its_token_budget(make_core: Callable[..., C
     assert format_auto_context(hits, 20) is None, "not even one hit fits: no block"
 
 
+async def test_auto_context_leaves_out_what_the_model_already_reads(
+    make_core: Callable[..., Core],
+) -> None:
+    memory = CountingMemory(create_memory_service(MemorySettings(backend="memory"), None))
+    for key in ("a", "b"):  # one fact, stored twice
+        await memory.store(
+            "default", f"locker-{key}", "Ann's locker code is 4711.", MemoryCategory.CORE
+        )
+    provider = ScriptedProvider([Reply("Noted.")], repeat_last=True)
+    core = make_core(
+        provider, memory=memory, settings=quiet_core_settings(short_term={"enabled": False})
+    )
+    await core.start(maintenance=False)
+    await _say(core, "Remember: my bike is blue and my locker code matters.")
+    await core.flush_indexing()
+    await _say(core, "What colour is my bike, and my locker code?")
+    [block] = _injected(provider.calls[-1].messages, AUTO_CONTEXT_LABEL)
+    assert block.count("locker code is 4711") == 1, "the same text once"
+    assert "bike is blue" not in block, "this session's message is in the view already"
+    assert await _say(core, "/reset") == "Session reset."
+    await _say(core, "What colour is my bike?")
+    [block] = _injected(provider.calls[-1].messages, AUTO_CONTEXT_LABEL)
+    assert "user: Remember: my bike is blue" in block, "before the reset: recalled"
+
+
 async def test_a_slow_memory_backend_is_skipped_without_blocking_the_turn(
     make_core: Callable[..., Core],
 ) -> None:

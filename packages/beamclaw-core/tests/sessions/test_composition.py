@@ -59,8 +59,12 @@ class Recorder:
     async def cancel(self, child_ids: tuple[str, ...]) -> None:
         self.log.append(("cancel", child_ids))
 
+    async def view_start(self, session_id: str) -> int | None:
+        self.log.append(("view_start", session_id))
+        return None
+
     def hooks(self) -> CoreHooks:
-        return CoreHooks(self.latest, self.on_effect, self.spawn, self.cancel)
+        return CoreHooks(self.latest, self.on_effect, self.spawn, self.cancel, self.view_start)
 
 
 async def test_the_root_builds_a_working_core_from_default_settings(database: Database) -> None:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     )
     from beamclaw_memory.evaluation import EvalSet, load_into, recall_at_k
     from beamclaw_memory.factory import create_memory_service
+    from beamclaw_memory.indexing.sources import transcript_position
     from beamclaw_memory.indexing.watch import ChangeWatch
     from beamclaw_memory.prepared import Prepared
     from beamclaw_memory.service import (
@@ -77,6 +78,7 @@ else:
                 "EmbeddingCache",
                 "OpenAIEmbedder",
             ),
+            "beamclaw_memory.indexing.sources": ("transcript_position",),
             "beamclaw_memory.indexing.watch": ("ChangeWatch",),
             "beamclaw_memory.errors": (
                 "BeamclawMemoryError",
@@ -179,4 +181,5 @@ __all__ = [
     "normalise_url",
     "recall_at_k",
     "resolve_database_url",
+    "transcript_position",
 ]

@@ -102,6 +102,9 @@ class CoreHooks:
     """The core's bookkeeping before each effect (transcript indexing, lane use)."""
     spawn: Callable[[str, fx.SpawnSubAgents], Awaitable[None]]
     cancel_children: Callable[[tuple[str, ...]], Awaitable[None]]
+    view_start: Callable[[str], Awaitable[int | None]]
+    """``session_id ->`` the ``seq`` of the first message its LLM view shows verbatim
+    (auto-context leaves out the transcript hits the model reads there)."""
 
 
 def _chain(
@@ -126,6 +129,7 @@ def build_runtime(parts: CoreParts, hooks: CoreHooks) -> Runtime:
             memory_cfg.auto_context_limit,
             max_tokens=memory_cfg.auto_context_max_tokens,
             deadline_seconds=memory_cfg.auto_context_deadline_ms / 1000,
+            view_start=hooks.view_start,
         )
         if memory is not None and memory_cfg.auto_context
         else None

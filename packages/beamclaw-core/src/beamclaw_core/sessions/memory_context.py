@@ -5,7 +5,10 @@
   ``index_workspace`` pass, so MEMORY.md and the daily logs are searched as they are on
   disk, edits made outside the agent included), and the hits that fit the token budget
   (``auto_context_max_tokens``) become one clearly labelled system message of the LLM
-  view. The hits are kept for the rest of that turn, so every request of the turn sees
+  view. A hit is left out when the model sees its text already: a message of this
+  session still in the view (its transcript chunk, by position), or a text equal to a
+  better hit's (after whitespace is folded); ``limit`` counts the hits kept, out of
+  twice as many searched for. The hits are kept for the rest of that turn, so every request of the turn sees
   the same context (a stable prompt prefix), and dropped when it ends (an idle session
   holds none: :meth:`AutoContext.on_effect`); the message is never stored as history.
   The lookup never blocks a turn: after ``auto_context_deadline_ms`` the turn goes on
@@ -27,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Hashable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from contextlib import suppress
 from datetime import UTC, datetime
 
@@ -38,7 +41,7 @@ from beamclaw_core.messages import Message, Role
 from beamclaw_core.providers.tokens import estimate_tokens
 from beamclaw_core.sessions.ends import SessionEnd
 from beamclaw_core.store import ConversationStore
-from beamclaw_memory import MemoryService, SearchHit, TranscriptMessage
+from beamclaw_memory import MemoryService, SearchHit, TranscriptMessage, transcript_position
 
 AUTO_CONTEXT_LABEL = "[memory:auto_context]"
 AUTO_CONTEXT_KIND = "auto_context"
@@ -123,9 +126,13 @@ class AutoContext:
         *,
         max_tokens: int | None = None,
         deadline_seconds: float | None = None,
+        view_start: Callable[[str], Awaitable[int | None]] | None = None,
     ) -> None:
+        """``view_start``: ``session_id ->`` the ``seq`` of the first message its view
+        shows verbatim (None: not known, nothing left out by position)."""
         self.memory = memory
         self.limit = limit
+        self.view_start = view_start
         self.max_tokens = max_tokens
         self.deadline_seconds = deadline_seconds
         self._turns: dict[str, tuple[Hashable, Message | None]] = {}
@@ -143,7 +150,9 @@ class AutoContext:
             return cached[1]
         message: Message | None = None
         if text and text.strip():
-            hits = await self._hits_in_time(session_id, agent_id, text)
+            hits = await self._unseen(
+                session_id, await self._hits_in_time(session_id, agent_id, text)
+            )
             body = _block(budgeted_lines(hits, self.max_tokens))
             if body is not None:
                 message = Message.system(body, meta={"kind": AUTO_CONTEXT_KIND})
@@ -155,7 +164,28 @@ class AutoContext:
         deadline, kept within the budget (``bench/memory.py`` measures their recall)."""
         if not text.strip():
             return []
-        return within_budget(await self._hits_in_time(session_id, agent_id, text), self.max_tokens)
+        hits = await self._unseen(session_id, await self._hits_in_time(session_id, agent_id, text))
+        return within_budget(hits, self.max_tokens)
+
+    async def _unseen(self, session_id: str, hits: list[SearchHit]) -> list[SearchHit]:
+        """The first ``limit`` of ``hits`` whose text the model does not see already (see
+        the module)."""
+        start = await self.view_start(session_id) if self.view_start is not None else None
+        kept: list[SearchHit] = []
+        texts: set[str] = set()
+        for hit in hits:
+            if start is not None:
+                position = transcript_position(hit.key)
+                if position is not None and position[0] == session_id and position[1] >= start:
+                    continue  # in the view: the model reads it there
+            text = " ".join(hit.text.split())
+            if text in texts:
+                continue
+            texts.add(text)
+            kept.append(hit)
+            if len(kept) == self.limit:
+                break
+        return kept
 
     async def _hits_in_time(self, session_id: str, agent_id: str, text: str) -> list[SearchHit]:
         """The lookup's hits, or none when it is still running after the deadline (it
@@ -228,7 +258,7 @@ class AutoContext:
         except Exception as e:  # stale files must not fail a turn; search what is indexed
             logger.warning("{}: workspace indexing failed: {}", session_id, e)
         try:
-            result = await self.memory.search(agent_id, text, limit=self.limit)
+            result = await self.memory.search(agent_id, text, limit=2 * self.limit)
         except Exception as e:  # the protocol never raises; a bug must not fail a turn
             logger.warning("{}: auto-context search failed: {}", session_id, e)
             return []

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         markdown_chunks,
         markdown_pieces,
         message_chunks,
+        transcript_position,
         workspace_files,
     )
 else:
@@ -37,6 +38,7 @@ else:
                 "markdown_chunks",
                 "markdown_pieces",
                 "message_chunks",
+                "transcript_position",
                 "workspace_files",
             ),
         },
@@ -54,5 +56,6 @@ __all__ = [
     "markdown_chunks",
     "markdown_pieces",
     "message_chunks",
+    "transcript_position",
     "workspace_files",
 ]

@@ -247,8 +247,24 @@ def as_message(item: TranscriptMessage | tuple[str, int, str, str]) -> Transcrip
     return TranscriptMessage(session_id=session_id, seq=seq, role=role, text=text)
 
 
+_TRANSCRIPT_KEY_PREFIX = f"{INDEXER_KEY_PREFIX}session/"
+
+
 def message_chunks(message: TranscriptMessage, size: int, overlap: int) -> list[tuple[str, str]]:
-    """``(key, text)`` chunks of one message; keys are positional (messages never move)."""
+    """``(key, text)`` chunks of one message; keys are positional (messages never move):
+    ``@session/<session id>/<seq>#<chunk>`` (:func:`transcript_position` reads them)."""
     pieces = chunk_text(f"{message.role}: {message.text}", size, overlap)
-    base = f"{INDEXER_KEY_PREFIX}session/{message.session_id}/{message.seq}"
+    base = f"{_TRANSCRIPT_KEY_PREFIX}{message.session_id}/{message.seq}"
     return [(f"{base}#{i}", piece) for i, piece in enumerate(pieces)]
+
+
+def transcript_position(key: str) -> tuple[str, int] | None:
+    """``(session id, seq)`` of the message a transcript chunk's key names (None for any
+    other key)."""
+    if not key.startswith(_TRANSCRIPT_KEY_PREFIX):
+        return None
+    base = key[len(_TRANSCRIPT_KEY_PREFIX) :].rpartition("#")[0]
+    session_id, _, seq = base.rpartition("/")
+    if not session_id or not seq.isdigit():
+        return None
+    return session_id, int(seq)
