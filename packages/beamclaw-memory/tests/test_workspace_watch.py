@@ -16,8 +16,8 @@ from beamclaw_memory.indexing.watch import (
     IN_MODIFY,
     IN_Q_OVERFLOW,
     filesystem_of,
-    open_notifier,
 )
+from beamclaw_memory.testing import CountingNotifier
 
 AGENT = "default"
 
@@ -246,27 +246,6 @@ def test_only_events_for_watched_names_or_an_overflow_end_quiet(tmp_path: Path) 
     settled()
     watch.settle("a", sound=False)
     assert not watch.quiet("a") and watch.quiet("b")
-
-
-class CountingNotifier:
-    """The real inotify instance, counting the events read from it."""
-
-    def __init__(self) -> None:
-        notifier = open_notifier()
-        assert notifier is not None, "inotify is part of every supported machine"
-        self.inner = notifier
-        self.events = 0
-
-    def add_watch(self, path: str, mask: int) -> int:
-        return self.inner.add_watch(path, mask)
-
-    def read(self, timeout: int | None = None) -> list[object]:
-        events = list(self.inner.read(timeout))
-        self.events += len(events)
-        return events
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 def test_a_directory_watched_for_its_entries_reads_no_writes(tmp_path: Path) -> None:

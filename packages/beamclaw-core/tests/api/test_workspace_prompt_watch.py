@@ -14,7 +14,7 @@ from beamclaw_core.skills import SkillCatalog
 from beamclaw_core.workspace import FileTextCache, agent_dir, create_agent
 from beamclaw_core.workspace.watched_inputs import Inputs, OutsideInputsError, WatchedInputs
 from beamclaw_memory import ChangeWatch
-from beamclaw_memory.indexing.watch import open_notifier
+from beamclaw_memory.testing import CountingNotifier
 from beamclaw_tools import SessionRef
 
 from .conftest import FakeClock, an_hour_from_now_ns
@@ -87,33 +87,13 @@ async def test_every_kind_of_change_shows_at_the_next_call(tmp_path: Path) -> No
     assert prompt.inputs.watch.quiet_answers == 5
 
 
-class _CountingNotifier:
-    """The real inotify instance, counting the events read from it."""
-
-    def __init__(self) -> None:
-        notifier = open_notifier()
-        assert notifier is not None
-        self.inner, self.events = notifier, 0
-
-    def add_watch(self, path: str, mask: int) -> int:
-        return self.inner.add_watch(path, mask)
-
-    def read(self, timeout: int | None = None) -> list[object]:
-        events = list(self.inner.read(timeout))
-        self.events += len(events)
-        return events
-
-    def close(self) -> None:
-        self.inner.close()
-
-
 async def test_the_database_beside_the_skills_directory_wakes_no_watch() -> None:
     create_agent("default")
     home = Path(os.environ["BEAMCLAW_HOME"])
     _skill(home / "skills", "comet", "Look up.")
     wal = home / "beamclaw.db-wal"
     wal.write_bytes(b"")
-    notifier = _CountingNotifier()
+    notifier = CountingNotifier()
     prompt = _prompt(ChangeWatch(notifier=lambda: notifier))
     await prompt(SESSION, None, "hello")
     for turn in range(3):  # every turn commits: the WAL is written

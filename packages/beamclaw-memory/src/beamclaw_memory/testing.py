@@ -7,6 +7,8 @@
 * :class:`FakeEmbeddingServer`: a real ``POST /v1/embeddings`` HTTP server on 127.0.0.1
   that answers with :class:`HashingEmbedder` vectors and can be told to fail (status
   code), stall (delay) or return vectors of the wrong size.
+* :class:`CountingNotifier`: the real inotify instance of a
+  :class:`~beamclaw_memory.ChangeWatch`, counting the events read from it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 import numpy as np
 from aiohttp import web
 
+from beamclaw_memory.indexing.watch import open_notifier
 from beamclaw_memory.search.tokenizer import normalise
 
 
@@ -170,3 +173,26 @@ class FakeEmbeddingServer:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
+
+
+class CountingNotifier:
+    """The real inotify instance (``ChangeWatch(notifier=lambda: counting)``), counting
+    the events read from it: how a test sees that a write wakes no watch."""
+
+    def __init__(self) -> None:
+        notifier = open_notifier()
+        if notifier is None:
+            raise RuntimeError("no inotify instance to be had (not Linux, or none left)")
+        self.inner = notifier
+        self.events = 0
+
+    def add_watch(self, path: str, mask: int) -> int:
+        return self.inner.add_watch(path, mask)
+
+    def read(self, timeout: int | None = None) -> list[object]:
+        events = list(self.inner.read(timeout))
+        self.events += len(events)
+        return events
+
+    def close(self) -> None:
+        self.inner.close()
