@@ -8,9 +8,10 @@
   view. A hit is left out when the model sees its text already: a message of this
   session still in the view (its transcript chunk, by position), or a text equal to a
   better hit's (after whitespace is folded); ``limit`` counts the hits kept, out of
-  twice as many searched for. The hits are kept for the rest of that turn, so every request of the turn sees
-  the same context (a stable prompt prefix), and dropped when it ends (an idle session
-  holds none: :meth:`AutoContext.on_effect`); the message is never stored as history.
+  twice as many searched for. The hits are kept for the rest of that turn, so every
+  request of the turn sees the same context (a stable prompt prefix), and dropped when
+  it ends (an idle session holds none: :meth:`AutoContext.on_effect`); the message is
+  never stored as history.
   The lookup never blocks a turn: after ``auto_context_deadline_ms`` the turn goes on
   without it, the lookup finishes in the background, and no second lookup of that agent
   starts while one still runs.
