@@ -162,6 +162,42 @@ async def test_the_last_reset_is_read_once_while_the_conversation_is_in_memory(
     assert await store.last_reset("c") is None, "deleted: read again, and gone"
 
 
+class LateReads(Database):
+    """A database whose reads, while ``gate`` is set, hand their answer back only once
+    it opens (a read a write overtakes, as on a remote server)."""
+
+    gate: asyncio.Event | None = None
+
+    def read(self, work: Any) -> Any:
+        inner, gate = super().read(work), self.gate
+
+        async def late() -> Any:
+            result = await inner
+            if gate is not None:
+                await gate.wait()
+            return result
+
+        return late()
+
+
+async def test_a_last_reset_read_overtaken_by_a_reset_is_not_kept(database_url: str) -> None:
+    db = LateReads(database_url)
+    await db.migrate()
+    store = ConversationStore(db)
+    await store.ensure("c", agent_id="a", user_id="u", channel=None, now=1.0)
+    store.forget("c")
+    gate = db.gate = asyncio.Event()
+    read = asyncio.create_task(store.last_reset("c"))
+    await asyncio.sleep(0.05)  # its answer (no reset yet) is in hand, held back
+    db.gate = None
+    reset = await store.append_marker("c", RESET, {}, now=2.0)
+    assert await store.last_reset("c") == reset
+    gate.set()
+    assert await read is None, "the read's own answer, from before the reset"
+    assert await store.last_reset("c") == reset, "not overwritten by the late answer"
+    await db.dispose()
+
+
 async def test_pending_runs_and_delete_inactive(store: ConversationStore) -> None:
     await store.ensure("c", agent_id="a", user_id="u", channel=None, now=1.0)
     await store.ensure("child", agent_id="a", user_id="u", channel=None, now=1.0, parent_id="c")
