@@ -45,6 +45,10 @@ from beamclaw_memory.unit import Elsewhere, Unit, attempt_inline, locked, run_un
 READ_THREADS = 2
 """SQLite reader threads (WAL readers never wait for the writer)."""
 
+JOURNAL_SIZE_LIMIT = 16 * 1024 * 1024
+"""Bytes of write-ahead log kept on disk when the log starts over (SQLite's
+``journal_size_limit``): room for a few checkpoint intervals of writes, no more."""
+
 T = TypeVar("T")
 Work = Callable[[Unit], T]
 
@@ -207,6 +211,8 @@ def _pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=10000")
     cursor.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints run off the writer: WalCheckpointer
+    # a log the checkpointer rewinds is trimmed to this (else a burst's size stays on disk)
+    cursor.execute(f"PRAGMA journal_size_limit={JOURNAL_SIZE_LIMIT}")
     cursor.close()
 
 
