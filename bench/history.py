@@ -37,8 +37,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from bench._floor import served_floor
 from bench.common import fake_upstream_process, max_rss_mb
-from bench.gateway import _SERVER, GW_BODY, _client, _post, bench_config
+from bench.gateway import _SERVER, BODY, GW_BODY, _client, _post, bench_config
 
 TURNS = 1_000
 EARLY = (20, 120)
@@ -68,8 +69,13 @@ async def _measure(fake_url: str, last_request: Callable[[], bytes]) -> dict[str
     via_cpu: list[float] = []
     direct_cpu: list[float] = []
     control_cpu: list[float] = []
+    floor_added: list[float] = []
     size = 0
-    async with live_gateway(None, bench_config(fake_url)) as gw, _client() as client:
+    async with (
+        live_gateway(None, bench_config(fake_url)) as gw,
+        _client() as client,
+        served_floor(fake_url) as floor_url,
+    ):
         gw_url = f"{gw.base_url}/v1/chat/completions"
         core = gw.runtime.core
 
@@ -98,6 +104,8 @@ async def _measure(fake_url: str, last_request: Callable[[], bytes]) -> dict[str
             direct.append(replay)
             direct_cpu.append(replay_cpu)
             control_cpu.append(c_cpu - c_replay_cpu)
+            floor = await _post(client, floor_url, GW_BODY, None)
+            floor_added.append(floor - await _post(client, direct_url, BODY, None))
 
     def p50(values: list[float], window: tuple[int, int]) -> float:
         return statistics.median(values[window[0] - 1 : window[1]]) * 1000
@@ -107,6 +115,7 @@ async def _measure(fake_url: str, last_request: Callable[[], bytes]) -> dict[str
     added_cpu = [v - d for v, d in zip(via_cpu, direct_cpu, strict=True)]
     cpu_early, cpu_late = p50(added_cpu, EARLY), p50(added_cpu, LATE)
     control_early, control_late = p50(control_cpu, EARLY), p50(control_cpu, LATE)
+    floor_early, floor_late = p50(floor_added, EARLY), p50(floor_added, LATE)
     return {
         "turns": TURNS,
         "added_p50_early_ms": round(early, 3),
@@ -120,6 +129,10 @@ async def _measure(fake_url: str, last_request: Callable[[], bytes]) -> dict[str
         "added_cpu_late_vs_control": (
             round(cpu_late / control_late, 2) if control_late > 0 else float("nan")
         ),
+        "floor_added_p50_early_ms": round(floor_early, 3),
+        "floor_added_p50_late_ms": round(floor_late, 3),
+        "added_beyond_floor_p50_early_ms": round(early - floor_early, 3),
+        "added_beyond_floor_p50_late_ms": round(late - floor_late, 3),
         "gateway_p50_early_ms": round(p50(via, EARLY), 3),
         "gateway_p50_late_ms": round(p50(via, LATE), 3),
         "direct_p50_early_ms": round(p50(direct, EARLY), 3),
