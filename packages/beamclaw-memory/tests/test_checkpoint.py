@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from sqlalchemy import text
@@ -12,6 +13,23 @@ from sqlalchemy import text
 from beamclaw_memory import Database
 from beamclaw_memory.checkpoint import WalCheckpointer
 from beamclaw_memory.sqlite_engine import JOURNAL_SIZE_LIMIT
+
+
+async def _until(done: Callable[[], bool]) -> None:
+    """Wait (at most 5 s) for the checkpoint thread to make ``done`` true."""
+    for _ in range(500):
+        if done():
+            return
+        await asyncio.sleep(0.01)
+
+
+def _wal_writer(path: Path) -> sqlite3.Connection:
+    """A connection to a new WAL database with table ``t``, checkpointing only by hand."""
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    writer.execute("CREATE TABLE t (x TEXT)")
+    return writer
 
 
 async def test_writes_do_not_checkpoint_and_dispose_truncates(tmp_path: Path) -> None:
@@ -39,10 +57,7 @@ async def test_writes_do_not_checkpoint_and_dispose_truncates(tmp_path: Path) ->
 async def test_the_checkpointer_runs_after_writes_once_the_interval_passed(tmp_path: Path) -> None:
     path = tmp_path / "db.sqlite"
     now = [0.0]
-    writer = sqlite3.connect(path, isolation_level=None)
-    writer.execute("PRAGMA journal_mode=WAL")
-    writer.execute("PRAGMA wal_autocheckpoint=0")
-    writer.execute("CREATE TABLE t (x TEXT)")
+    writer = _wal_writer(path)
     checkpointer = WalCheckpointer(str(path), interval=1.0, clock=lambda: now[0])
     try:
         writer.execute("INSERT INTO t VALUES ('a')")
@@ -50,10 +65,7 @@ async def test_the_checkpointer_runs_after_writes_once_the_interval_passed(tmp_p
         assert checkpointer.checkpoints == 0
         now[0] = 1.5
         checkpointer.wrote()
-        for _ in range(500):
-            if checkpointer.checkpoints:
-                break
-            await asyncio.sleep(0.01)
+        await _until(lambda: checkpointer.checkpoints > 0)
         assert checkpointer.checkpoints == 1
         assert checkpointer.last_error is None
         checkpointer.wrote()  # within the interval again: no second checkpoint
@@ -102,10 +114,7 @@ async def test_a_restart_gives_way_to_a_reader_of_the_old_log(tmp_path: Path) ->
     """A reader still on frames of the log keeps it from starting over; the RESTART
     checkpoint waits for it at most ``RESTART_WAIT_MS``, never as long as the reader."""
     path = tmp_path / "db.sqlite"
-    writer = sqlite3.connect(path, isolation_level=None)
-    writer.execute("PRAGMA journal_mode=WAL")
-    writer.execute("PRAGMA wal_autocheckpoint=0")
-    writer.execute("CREATE TABLE t (x TEXT)")
+    writer = _wal_writer(path)
     for _ in range(20):
         writer.execute("INSERT INTO t VALUES (?)", ("x" * 3000,))
     reader = sqlite3.connect(path, isolation_level=None)
@@ -117,10 +126,7 @@ async def test_a_restart_gives_way_to_a_reader_of_the_old_log(tmp_path: Path) ->
         now[0] = 2.0
         started = time.monotonic()
         checkpointer.wrote()
-        for _ in range(500):
-            if checkpointer.checkpoints >= 2:
-                break
-            await asyncio.sleep(0.01)
+        await _until(lambda: checkpointer.checkpoints >= 2)
         assert checkpointer.checkpoints == 2  # the passive pass, then the restart attempt
         assert checkpointer.restarts == 0
         assert time.monotonic() - started < 1.0
@@ -128,10 +134,7 @@ async def test_a_restart_gives_way_to_a_reader_of_the_old_log(tmp_path: Path) ->
         reader.execute("COMMIT")
         now[0] = 4.0
         checkpointer.wrote()
-        for _ in range(500):
-            if checkpointer.restarts:
-                break
-            await asyncio.sleep(0.01)
+        await _until(lambda: checkpointer.restarts > 0)
         assert checkpointer.restarts == 1
         assert checkpointer.last_error is None
         # the next write starts the log over: it holds that write's frames alone
