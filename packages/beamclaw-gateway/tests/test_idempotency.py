@@ -340,3 +340,47 @@ def test_an_interrupted_or_unanswered_turn_committed_nothing() -> None:
     assert committed_turn(unanswered, "ref", "r1") is None
     at_limit = committed_turn(limited, "ref", "r1")
     assert at_limit is not None and at_limit.length
+
+
+class _HeldClaims(Database):
+    """A database whose claim writes, once committed, wait for ``hold`` before returning
+    (``held`` is set when one does): the ordering two connections give when a retry's read
+    crosses the answer's write."""
+
+    hold: asyncio.Event | None = None
+    held: asyncio.Event | None = None
+
+    async def _held(self, work: Any) -> Any:
+        result = await super().write(work)
+        name = getattr(getattr(work, "func", None), "__name__", "")
+        if self.hold is not None and self.held is not None and name == "_claim":
+            self.held.set()
+            await self.hold.wait()
+        return result
+
+    def write(self, work: Any) -> Any:
+        return self._held(work)
+
+
+async def test_a_retry_that_read_the_key_running_as_its_answer_was_stored_replays_it(
+    database_url: str,
+) -> None:
+    """The retry's claim read the row in progress; before it looked for the request's
+    waiter, the request stored its answer and dropped the waiter. It used to answer 409
+    ``idempotency_in_progress`` to a client that already held the answer (the kill -9
+    suite on PostgreSQL: "a second retry was not a replay")."""
+    db = _HeldClaims(database_url)
+    await db.migrate()
+    store = IdempotencyStore(db, 86_400)
+    try:
+        assert (await store.claim("k", "print", session_id="s")).kind == "new"
+        db.hold, db.held = asyncio.Event(), asyncio.Event()
+        retry = asyncio.create_task(store.claim("k", "print", session_id="s"))
+        await asyncio.wait_for(db.held.wait(), 5)  # it read the row in progress
+        answer = StoredAnswer(200, {"id": "chatcmpl-k", "object": "chat.completion"})
+        await store.finish("k", answer, "s")
+        db.hold.set()
+        assert await retry == Claim("replay", answer)
+    finally:
+        await store.close()
+        await db.dispose()

@@ -148,6 +148,12 @@ class IdempotencyStore:
             return Claim("replay", StoredAnswer(int(m["status_code"]), dict(m["response"])))
         waiter = self._waiters.get(key)
         if waiter is None:
+            # the row was read before its request stored the answer and dropped its waiter
+            # (two connections: on PostgreSQL a retry sent as the answer arrived met both)
+            row = await self.db.read(partial(_row, key=key))
+            if row is not None and _fields(row)["state"] == DONE:
+                m = _fields(row)
+                return Claim("replay", StoredAnswer(int(m["status_code"]), dict(m["response"])))
             return Claim("busy")
         await asyncio.wait({waiter}, timeout=wait)
         if not waiter.done() or waiter.cancelled():
