@@ -15,12 +15,12 @@ writes one always commits while the checkpoint runs, so the log grew without end
 over 2,000 turns, and every read searching a longer log index). So when a passive pass
 copied all it saw and the log holds at least ``restart_frames`` frames, a RESTART
 checkpoint follows: it takes the write lock for what the passive pass left (a few frames),
-waits at most ``restart_wait_ms`` for readers of the old log, and makes the next write
+waits at most :data:`RESTART_WAIT_MS` for readers of the old log, and makes the next write
 start the log from its beginning (``journal_size_limit`` then trims the file).
 
 Invariants: at most one checkpoint runs at a time; a failing checkpoint is remembered
 (:attr:`WalCheckpointer.last_error`) and retried at the next interval, never raised into a
-writer; a restart never waits on a reader for longer than ``restart_wait_ms``.
+writer; a restart never waits on a reader for longer than :data:`RESTART_WAIT_MS`.
 """
 
 from __future__ import annotations
