@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
+import sys
 
 import typer
 
@@ -21,15 +23,43 @@ PACKAGES = (
 
 
 def package_versions() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version  # ~20 ms: not for --help
+    """Each package's installed version, ``"not installed"`` for one that is not.
 
-    out: dict[str, str] = {}
-    for name in PACKAGES:
+    Read from the name of its ``.dist-info`` directory, first on ``sys.path`` (the wheel
+    spec names it ``{name}-{version}.dist-info``, and ``importlib.metadata`` finds the same
+    one): importing ``importlib.metadata`` and parsing nine METADATA files with its email
+    parser costs ≈ 50 ms, a sixth of the CLI's budget. A package installed some other way
+    (an ``.egg-info``) is asked of ``importlib.metadata``.
+    """
+    found = _dist_info_versions()
+    missing = [name for name in PACKAGES if name not in found]
+    if missing:
+        from importlib.metadata import PackageNotFoundError, version
+
+        for name in missing:
+            try:
+                found[name] = version(name)
+            except PackageNotFoundError:
+                found[name] = "not installed"
+    return {name: found[name] for name in PACKAGES}
+
+
+def _dist_info_versions() -> dict[str, str]:
+    """``{package: version}`` of the ``beamclaw_*.dist-info`` directories on ``sys.path``,
+    the first of each name winning (as imports do)."""
+    found: dict[str, str] = {}
+    for entry in sys.path:
         try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = "not installed"
-    return out
+            names = os.listdir(entry or ".")
+        except OSError:  # a zip, a missing directory
+            continue
+        for dir_name in names:
+            if not (dir_name.startswith("beamclaw_") and dir_name.endswith(".dist-info")):
+                continue
+            dist, _, ver = dir_name.removesuffix(".dist-info").partition("-")
+            if ver:
+                found.setdefault(dist.replace("_", "-"), ver)
+    return found
 
 
 def register(app: typer.Typer) -> None:
