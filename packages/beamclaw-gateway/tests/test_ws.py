@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 from typing import Any
 
@@ -333,3 +334,35 @@ async def test_a_database_that_cannot_be_reached_is_an_error_frame_with_retry_af
     error = frames[-1]
     assert error["code"] == "storage_unavailable" and error["retry_after"] == 10, error
     assert "cannot be reached" in error["message"] and error["id"] == "m1", error
+
+
+def _connections_in_memory() -> int:
+    return sum(type(o) is WsConnection for o in gc.get_objects())
+
+
+async def test_a_closed_connection_is_freed_without_the_garbage_collector() -> None:
+    """Its sender task's frames hold the connection: cancelled and gathered, the task kept
+    its cancellation, and every closed connection (one per turn for the TUI on a daemon)
+    waited for a collection with its queue, handles and subscriptions."""
+    provider = ScriptedProvider([Reply("ok"), Reply("again")])
+    async with live_gateway(provider) as gw:
+        gc.collect()
+        gc.disable()
+        try:
+            before = _connections_in_memory()
+            for n in range(2):
+                async with websockets.connect(gw.ws_url) as ws:
+                    await recv(ws)
+                    message = {"type": "message", "id": f"m{n}", "text": "hi", "user": "eve"}
+                    await ws.send(json.dumps(message))
+                    frames = await until(ws, *TERMINAL)
+                    session = frames[0]["session_id"]
+                    await ws.send(json.dumps({"type": "subscribe", "session_id": session}))
+                    await until(ws, "subscribed")
+            for _ in range(100):  # the handler's cleanup runs after the close handshake
+                if _connections_in_memory() == before:
+                    break
+                await asyncio.sleep(0.05)
+            assert _connections_in_memory() == before
+        finally:
+            gc.enable()

@@ -216,7 +216,7 @@ async def test_a_finished_turn_leaves_no_cycle_behind(
 
 
 def _in_memory(kind: type) -> int:
-    return sum(isinstance(o, kind) for o in gc.get_objects())
+    return sum(type(o) is kind for o in gc.get_objects())
 
 
 def test_a_full_pass_made_elsewhere_starts_the_count_again() -> None:

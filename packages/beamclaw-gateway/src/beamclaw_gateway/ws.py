@@ -64,7 +64,7 @@ from beamclaw_gateway.ws_protocol import (
     subscribed_frame,
 )
 from beamclaw_memory import DatabaseUnavailableError, StorageUnavailableError
-from beamclaw_obs import ComponentHealth, HealthState
+from beamclaw_obs import ComponentHealth, HealthState, cancel_and_wait
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterable, Callable
@@ -167,9 +167,9 @@ class WsConnection:
         tasks = [*self.forwarders, *self.subscriptions.values()]
         if self.sender is not None:
             tasks.append(self.sender)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        # the sender's frames hold this connection: forgetting the cancellations lets
+        # reference counting free it (and its queue and handles) as the socket closes
+        await cancel_and_wait(tasks)
 
 
 class WebSocketHub:

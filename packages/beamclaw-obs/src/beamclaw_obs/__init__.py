@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from beamclaw_obs.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from beamclaw_obs.cancelled import cancel_and_wait, forget_cancellation
     from beamclaw_obs.config import (
         BeamclawSettingsBase,
         LoadedConfig,
@@ -53,6 +54,7 @@ else:
                 "load_settings",
                 "unknown_keys",
             ),
+            "beamclaw_obs.cancelled": ("cancel_and_wait", "forget_cancellation"),
             "beamclaw_obs.config_file": ("find_config_file", "read_toml"),
             "beamclaw_obs.section": ("Section", "read_section"),
             "beamclaw_obs.emitter": (
@@ -127,10 +129,12 @@ __all__ = [
     "SupervisorError",
     "__version__",
     "beamclaw_home",
+    "cancel_and_wait",
     "configure_logging",
     "emit",
     "ensure_home",
     "find_config_file",
+    "forget_cancellation",
     "forget_secrets",
     "get_emitter",
     "load_settings",

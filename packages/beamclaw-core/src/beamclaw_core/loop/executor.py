@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from contextlib import suppress
 from dataclasses import dataclass
 from typing import Literal, assert_never
 
@@ -70,7 +69,7 @@ from beamclaw_core.loop.states import State, is_busy, recovery_form
 from beamclaw_core.messages import Message
 from beamclaw_core.providers import estimate_prompt_tokens
 from beamclaw_core.store import ConversationStore, View
-from beamclaw_obs import EventType, emit, scrub
+from beamclaw_obs import EventType, emit, forget_cancellation, scrub
 from beamclaw_tools import ToolCall, ToolResult
 
 
@@ -180,7 +179,9 @@ class TurnExecutor:
                 # not awaited, so the turn's end costs no loop turn (its sender may be
                 # sending the next message as soon as it has the answer)
                 self._deadline.cancel()
-                self._deadline.add_done_callback(_drop_cancellation)
+                # and it lets go of the cancellation it keeps, whose traceback holds this
+                # executor: else every turn waited for the garbage collector
+                self._deadline.add_done_callback(forget_cancellation)
 
     # ------------------------------------------------------------ transitions
 
@@ -477,17 +478,3 @@ async def _reap(task: asyncio.Task[None]) -> None:
     if not task.done():
         task.cancel()
         await asyncio.wait([task])
-
-
-def _drop_cancellation(task: asyncio.Task[None]) -> None:
-    """Let go of the ``CancelledError`` a cancelled ``task`` keeps for whoever asks.
-
-    Its traceback holds the task's last frames, and their ``self`` the executor that
-    holds the task: a cycle only the garbage collector frees, with the turn's context,
-    ports and messages behind it (one per turn with a deadline: a 10-15 ms collection
-    every ~100 turns). Asking for the result hands the error over once, and dropping it
-    breaks the cycle, so reference counting frees the turn when it ends.
-    """
-    if task.cancelled():
-        with suppress(asyncio.CancelledError):
-            task.result()
