@@ -94,7 +94,7 @@ def app_for(argv: list[str]) -> typer.Typer:
     root and only that command.
 
     typer turns every registered command into a click command before it parses anything
-    (≈ 80 ms for the fifty here, on each run); the one a command line names is all it
+    (≈ 80 ms for the sixty here, on each run); the one a command line names is all it
     needs. Invariant: what the narrowed app prints, exits with and runs is what the whole
     app would (the command's usage line, help and errors are the command's own). The whole
     app runs whatever needs the others: the root's help, an unknown or mistyped command
