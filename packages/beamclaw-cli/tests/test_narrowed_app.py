@@ -4,6 +4,7 @@ only that command, and prints, exits and fails exactly as the whole app does."""
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import pytest
 import typer
@@ -71,3 +72,26 @@ def test_main_without_argv_runs_the_process_command_line(
     monkeypatch.setattr(sys, "argv", ["beamclaw", "version", "--json"])
     assert main() == 0
     assert '"beamclaw-cli"' in capsys.readouterr().out
+
+
+def test_running_one_command_builds_only_that_command(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The cost the narrowing removes: typer converting each registered command to a click
+    command (counted where typer does it)."""
+    import typer.main
+
+    built: list[str] = []
+    convert = typer.main.get_command_from_info
+
+    def counted(command_info: Any, **kwargs: Any) -> Any:
+        built.append(str(command_info.name))
+        return convert(command_info, **kwargs)
+
+    monkeypatch.setattr(typer.main, "get_command_from_info", counted)
+    assert main(["version"]) == 0
+    assert built == ["version"]
+    built.clear()
+    assert main(["--help"]) == 0
+    assert len(built) == len(_COMMANDS) + sum(len(_subcommands(g)) for g in _GROUPS)
+    capsys.readouterr()
