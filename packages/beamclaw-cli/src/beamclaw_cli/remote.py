@@ -53,6 +53,7 @@ from beamclaw_core.sessions import (
     TurnResult,
     UnknownSessionError,
 )
+from beamclaw_obs import cancel_and_wait
 from beamclaw_tools import ContentPart, ImagePart, TextPart, ToolCall
 
 _CORE_TYPES = {"turn_done": "done", "turn_error": "error"}
@@ -226,9 +227,7 @@ class RemoteConversation:
 
     async def aclose(self) -> None:
         """Stop reading turns and close the HTTP client."""
-        for task in list(self._readers):
-            task.cancel()
-        await asyncio.gather(*self._readers, return_exceptions=True)
+        await cancel_and_wait(list(self._readers))
         await self._http.aclose()
 
     # ------------------------------------------------------------ transport

@@ -33,6 +33,7 @@ from typing import Any
 
 from loguru import logger
 
+from beamclaw_obs import cancel_and_wait
 from beamclaw_sandbox.bridge_policy import BridgePolicy, approval_refusal
 from beamclaw_sandbox.bridge_protocol import (
     DENIED,
@@ -121,9 +122,7 @@ class ToolBridge:
     async def stop(self) -> None:
         if self._server is not None:
             self._server.close()
-            for task in list(self._connections):
-                task.cancel()
-            await asyncio.gather(*self._connections, return_exceptions=True)
+            await cancel_and_wait(list(self._connections))
             await self._server.wait_closed()
             self._server = None
         if self._root is not None:

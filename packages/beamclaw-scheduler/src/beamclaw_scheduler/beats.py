@@ -27,6 +27,7 @@ from beamclaw_core import HeartbeatSettings
 from beamclaw_core.conversation import TurnRequest
 from beamclaw_core.sessions import SessionAddress, TurnResult
 from beamclaw_core.workspace import Task, write_atomic
+from beamclaw_obs import cancel_and_wait
 from beamclaw_scheduler.delivery import deliver
 from beamclaw_scheduler.executor import local_day
 from beamclaw_scheduler.exploration import (
@@ -138,10 +139,9 @@ class Heartbeats:
                 record.task = asyncio.create_task(work, name=f"heartbeat-{agent_id}")
 
     async def stop(self) -> None:
-        tasks = [r.task for r in self.records.values() if r.task is not None and not r.task.done()]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_and_wait(
+            [r.task for r in self.records.values() if r.task is not None and not r.task.done()]
+        )
 
     def resume(self, agent_id: str) -> None:
         """Lift a pause after failures."""

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from loguru import logger
 
 from beamclaw_core import HeartbeatSettings
-from beamclaw_obs import ComponentHealth, HealthState
+from beamclaw_obs import ComponentHealth, HealthState, cancel_and_wait
 from beamclaw_scheduler.beats import Heartbeats
 from beamclaw_scheduler.due import Claim, claim, due
 from beamclaw_scheduler.errors import InvalidScheduleError, JobLimitError
@@ -133,10 +133,7 @@ class Scheduler:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
         self._loop = self._sender = None
-        fires = list(self._running.values())
-        for task in fires:
-            task.cancel()
-        await asyncio.gather(*fires, return_exceptions=True)
+        await cancel_and_wait(list(self._running.values()))
         await self.heartbeats.stop()
 
     async def settle(self) -> None:

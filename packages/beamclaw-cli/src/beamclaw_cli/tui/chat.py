@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from beamclaw_cli.tui.backend import Decision, EventQueue
+from beamclaw_obs import cancel_and_wait
 
 if TYPE_CHECKING:
     from beamclaw_cli.daemon import Endpoint
@@ -99,9 +100,7 @@ class TuiChat:
 
     async def close(self) -> None:
         """Stop following turns (they go on where the system runs), then close it."""
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_and_wait(list(self._tasks))
         try:
             await self._close()
         finally:

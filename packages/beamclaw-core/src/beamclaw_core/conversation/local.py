@@ -30,6 +30,7 @@ from beamclaw_core.sessions.bus import Subscription
 from beamclaw_core.sessions.control import SessionInfo
 from beamclaw_core.sessions.errors import UnknownSessionError
 from beamclaw_core.sessions.fold import TurnFold, TurnResult
+from beamclaw_obs import cancel_and_wait
 
 
 class DetachedTurn:
@@ -216,7 +217,4 @@ class LocalConversation:
         """Wait (bounded) for detached turns' consumers, then cancel what is left."""
         if self._tasks:
             _done, pending = await asyncio.wait(list(self._tasks), timeout=grace_seconds)
-            for task in pending:
-                task.cancel()
-            if pending:
-                await asyncio.gather(*pending, return_exceptions=True)
+            await cancel_and_wait(pending)

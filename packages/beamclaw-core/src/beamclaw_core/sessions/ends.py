@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from loguru import logger
 
-from beamclaw_obs import EventType, emit
+from beamclaw_obs import EventType, cancel_and_wait, emit
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +90,4 @@ class SessionEnds:
         if not self._tasks:
             return
         _done, pending = await asyncio.wait(list(self._tasks), timeout=grace_seconds)
-        for task in pending:
-            task.cancel()
-        if pending:
-            await asyncio.gather(*pending, return_exceptions=True)
+        await cancel_and_wait(pending)

@@ -66,7 +66,7 @@ from beamclaw_gateway.telegram.status import ChannelStatus
 from beamclaw_gateway.telegram.store import Outbox, UpdateLog
 from beamclaw_gateway.telegram.updates import CHANNEL, account, parse_target
 from beamclaw_memory import Database
-from beamclaw_obs import ComponentHealth, HealthState, MissingSecretError
+from beamclaw_obs import ComponentHealth, HealthState, MissingSecretError, cancel_and_wait
 
 CLEAN_UP_SECONDS = 5.0
 """How long a stopping run may spend tidying the chats (queue notices, stale drafts):
@@ -259,10 +259,7 @@ class TelegramChannel:
         return run
 
     async def _shutdown(self) -> None:
-        tasks = list(self._background)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_and_wait(list(self._background))
         self._background.clear()
         run, self._run_parts = self._run_parts, None
         if run is not None:

@@ -39,6 +39,7 @@ from beamclaw_gateway.telegram.recovery import follow_to_answer, trace
 from beamclaw_gateway.telegram.replies import RESTARTED
 from beamclaw_gateway.telegram.running import Running
 from beamclaw_gateway.telegram.updates import reply_target
+from beamclaw_obs import cancel_and_wait
 from beamclaw_tools import FilePart, ImagePart
 
 
@@ -78,10 +79,7 @@ class Followers:
         task.add_done_callback(_log_failure)
 
     async def close(self) -> None:
-        tasks = list(self._tasks.values())
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_and_wait(list(self._tasks.values()))
         self._tasks.clear()
 
     async def _follow(self, update_id: int, session_id: str, message: Message) -> None:

@@ -23,6 +23,7 @@ from beamclaw_gateway.telegram.approvals import ApprovalButtons, Prompt, prompt_
 from beamclaw_gateway.telegram.errors import TelegramChannelError
 from beamclaw_gateway.telegram.render import render
 from beamclaw_gateway.telegram.send import TextSender
+from beamclaw_obs import cancel_and_wait
 
 SETTLED = {
     "yes": "✅ Approved",
@@ -97,6 +98,4 @@ class ApprovalPrompts:
             await self._sender.edit(prompt.chat_id, prompt.message_id, chunk)
 
     async def close(self) -> None:
-        for task in list(self._settling):
-            task.cancel()
-        await asyncio.gather(*self._settling, return_exceptions=True)
+        await cancel_and_wait(list(self._settling))

@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 from urllib.parse import urlsplit
 
+from beamclaw_obs import cancel_and_wait
 from beamclaw_tools.netguard import (
     IPAddress,
     NetworkPolicy,
@@ -66,9 +67,7 @@ class EgressGuard:
             writer.close()
         if self._tasks:
             _done, stuck = await asyncio.wait(set(self._tasks), timeout=1.0)
-            for task in stuck:
-                task.cancel()
-            await asyncio.gather(*stuck, return_exceptions=True)
+            await cancel_and_wait(stuck)
 
     def take_refusals(self) -> list[str]:
         """Refusals since the last call (oldest first), then forgotten."""
