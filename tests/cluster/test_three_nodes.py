@@ -11,6 +11,7 @@ last test) a turn is written under an epoch above every stored one.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 import uuid
@@ -141,6 +142,19 @@ async def cluster(
             HANG.set()
             for node in nodes:
                 node.stop()
+
+
+@contextlib.asynccontextmanager
+async def _killed(node: Node) -> AsyncIterator[float]:
+    """``kill -9`` of ``node`` (yields when); the node is started again on the way out
+    whatever the test found, so one failure does not take the module's later tests
+    (which share the cluster) down with it."""
+    node.kill_9()
+    try:
+        yield time.monotonic()
+    finally:
+        node.spawn()
+        await node.ready()
 
 
 async def _ask(node: Node, session_id: str, text: str) -> str:
@@ -281,37 +295,34 @@ async def test_kill_9_of_the_owner_mid_turn_hands_the_session_over(cluster: Clus
     while not any("hang here" in _last_user_text(r) for r in cluster.llm.requests):
         assert time.monotonic() < deadline, "the turn never reached the LLM"
         await asyncio.sleep(0.05)
-    owner.kill_9()
-    killed_at = time.monotonic()
-    asking.cancel()  # its node is gone: whatever it got is not the answer
-    await asyncio.gather(asking, return_exceptions=True)
-    # another node takes the lease once it expires and recovers the turn as after a
-    # restart: the interrupted turn either ends (an error, no answer) or is run again
-    # (its question answered once); the question itself stays, once
-    store = ConversationStore(Database(cluster.database_url))
-    try:
-        state = "awaiting_llm"
-        while state not in ("idle", "error"):
-            assert time.monotonic() - killed_at < LEASE_SECONDS * 4, f"still {state}"
-            await asyncio.sleep(0.2)
-            record = await store.get(session)
-            assert record is not None
-            state = record.state.kind
-    finally:
-        await store.db.dispose()
-    recovered = await _history(other, session)
-    assert recovered[:3] == [
-        ("user", "before"),
-        ("assistant", "echo: before"),
-        ("user", "hang here"),
-    ]
-    assert recovered[3:] in ([], [("assistant", "answered after the failover")]), recovered
-    # the session goes on on another node; nothing was lost or doubled
-    assert await _ask(other, session, "after") == "echo: after"
-    history = await _history(cluster.nodes[1], session)
-    assert [t for r, t in history if r == "user"] == ["before", "hang here", "after"]
-    owner.spawn()
-    await owner.ready()
+    async with _killed(owner) as killed_at:
+        asking.cancel()  # its node is gone: whatever it got is not the answer
+        await asyncio.gather(asking, return_exceptions=True)
+        # another node takes the lease once it expires and recovers the turn as after a
+        # restart: the interrupted turn either ends (an error, no answer) or is run again
+        # (its question answered once); the question itself stays, once
+        store = ConversationStore(Database(cluster.database_url))
+        try:
+            state = "awaiting_llm"
+            while state not in ("idle", "error"):
+                assert time.monotonic() - killed_at < LEASE_SECONDS * 4, f"still {state}"
+                await asyncio.sleep(0.2)
+                record = await store.get(session)
+                assert record is not None
+                state = record.state.kind
+        finally:
+            await store.db.dispose()
+        recovered = await _history(other, session)
+        assert recovered[:3] == [
+            ("user", "before"),
+            ("assistant", "echo: before"),
+            ("user", "hang here"),
+        ]
+        assert recovered[3:] in ([], [("assistant", "answered after the failover")]), recovered
+        # the session goes on on another node; nothing was lost or doubled
+        assert await _ask(other, session, "after") == "echo: after"
+        history = await _history(cluster.nodes[1], session)
+        assert [t for r, t in history if r == "user"] == ["before", "hang here", "after"]
 
 
 async def _telegram_states(cluster: Cluster) -> dict[str, str]:
@@ -364,17 +375,14 @@ async def test_telegram_is_polled_by_one_elected_node_which_another_replaces(
     assert await _one_poller(cluster, 5) == poller  # the lease is renewed, not lost
 
     dead = next(node for node in cluster.nodes if node.name == poller)
-    dead.kill_9()
-    killed_at = time.monotonic()
-    tg.push_message(chat_id=7200, from_id=7200, text="telegram after the kill")
-    await tg.wait_for(lambda _tg: _answers(tg, 7200, "telegram after the kill") > 0, 30)
-    assert time.monotonic() - killed_at < LEASE_SECONDS * 4
-    successor = await _one_poller(cluster, 5)
-    assert successor != poller
-    await asyncio.sleep(1.5)
-    assert _answers(tg, 7200, "telegram after the kill") == 1
-    dead.spawn()
-    await dead.ready()
+    async with _killed(dead) as killed_at:
+        tg.push_message(chat_id=7200, from_id=7200, text="telegram after the kill")
+        await tg.wait_for(lambda _tg: _answers(tg, 7200, "telegram after the kill") > 0, 30)
+        assert time.monotonic() - killed_at < LEASE_SECONDS * 4
+        successor = await _one_poller(cluster, 5)
+        assert successor != poller
+        await asyncio.sleep(1.5)
+        assert _answers(tg, 7200, "telegram after the kill") == 1
     assert await _one_poller(cluster, 10) == successor  # the restarted node stands by
 
 

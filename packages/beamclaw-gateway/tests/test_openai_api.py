@@ -405,10 +405,10 @@ def test_answer_bodies_built_directly_equal_the_models() -> None:
 
 
 async def test_a_store_outage_mid_turn_answers_with_an_error_instead_of_hanging() -> None:
-    """The store fails every write from the turn's LLM call on — the turn's first commit,
-    which overlaps that call, included: nothing of the turn is stored, and the /v1 client
-    gets a 503 naming the database (with ``Retry-After``), within a bound: not a 500, not
-    a hang."""
+    """The store fails every write from the turn's LLM call on: the question was stored
+    before the model was asked and stays; the loop crashes past its restart budget and
+    its give-up cannot store the error either. The /v1 client still gets an error answer
+    (the turn's ``TurnError``), within a bound: not a hang."""
     config = gateway_config()
     config.core.restart.max_restarts = 1
     config.core.restart.backoff_seconds = 0.0
@@ -429,7 +429,34 @@ async def test_a_store_outage_mid_turn_answers_with_an_error_instead_of_hanging(
                 await client.chat.completions.create(model="beamclaw/default", messages=USER)
         databases[0].failing = False  # let the gateway stop cleanly
         core = gw.runtime.core
-        assert [await core.history(s.session_id) for s in await core.list_sessions()] == [[]]
+        histories = [await core.history(s.session_id) for s in await core.list_sessions()]
+    assert [[m.text for m in h] for h in histories] == [["hi"]]
+    assert failed.value.status_code == 502
+    assert "kept crashing (DatabaseUnavailableError)" in failed.value.message
+    assert databases[0].failed_writes >= 3
+
+
+async def test_a_message_the_store_cannot_take_is_answered_503_and_never_sent() -> None:
+    """The store fails from the start: the turn's first commit fails, so nothing of the
+    turn is stored and the model is never asked; the /v1 client gets a 503 naming the
+    database (with ``Retry-After``) at once: not a 500, not a hang."""
+    databases: list[FailingDatabase] = []
+
+    def open_database(url: str) -> FailingDatabase:
+        databases.append(FailingDatabase(url))
+        return databases[-1]
+
+    provider = ScriptedProvider([Reply("never asked")], repeat_last=True)
+    async with live_gateway(provider, gateway_config(), database_factory=open_database) as gw:
+        databases[0].failing = True
+        async with client_for(gw.base_url, timeout=10.0) as client:
+            with pytest.raises(openai.APIStatusError) as failed:
+                await client.chat.completions.create(model="beamclaw/default", messages=USER)
+        databases[0].failing = False  # let the gateway stop cleanly
+        core = gw.runtime.core
+        histories = [await core.history(s.session_id) for s in await core.list_sessions()]
+    assert all(h == [] for h in histories)
+    assert provider.calls == []
     assert failed.value.status_code == 503
     assert failed.value.response.headers["retry-after"] == "10"
     assert "cannot be reached" in failed.value.message

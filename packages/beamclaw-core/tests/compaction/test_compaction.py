@@ -98,9 +98,9 @@ async def test_summary_failure_trims_deterministically(make_core: Callable[..., 
 async def test_a_compaction_at_a_turns_start_finds_its_message_stored(
     make_core: Callable[..., Any],
 ) -> None:
-    # the turn's first commit waits for its first model call (issue 18), but a compaction
-    # reads and writes the store: the message is committed before the compaction starts,
-    # so every summary marker follows the message of the turn that compacted
+    # the message is committed with the turn's first transition, before the compaction
+    # that measuring its context starts: every summary marker follows the message of the
+    # turn that compacted
     provider = small_window_provider([Reply("answer " * 30)])
     summariser = ScriptedProvider([Reply("They talked about messages.")], repeat_last=True)
     core: Core = make_core(provider, compaction_provider=summariser)

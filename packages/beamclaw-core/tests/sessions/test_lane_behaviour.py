@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Callable
+from contextlib import closing
 from typing import Any
 
 import pytest
@@ -292,15 +294,44 @@ async def test_a_message_to_an_idle_session_is_stored_when_send_returns(
     assert isinstance(await handle.result(), Cancelled)
 
 
+async def test_the_model_is_never_asked_a_question_that_is_not_stored(
+    make_core: Callable[..., Any], db_url: str
+) -> None:
+    # a kill -9 may land at any moment once a request has left: every question the model
+    # is asked must be committed by then, as another connection to the store sees it
+    # (handed to an idle worker, queued behind a turn, and the run a turn consumes)
+    path = db_url.removeprefix("sqlite:///")
+    unstored: list[str] = []
+
+    def rule(messages: list[Message], _options: CompletionOptions) -> Reply:
+        question = messages[-1].text
+        with closing(sqlite3.connect(path)) as conn:
+            rows = conn.execute("SELECT content FROM messages WHERE role = 'user'").fetchall()
+        if not any(question in str(content) for (content,) in rows):
+            unstored.append(question)
+        return Reply(f"re: {question}")
+
+    core: Core = make_core(
+        ScriptedProvider([rule], repeat_last=True), settings=with_queue("followup")
+    )
+    await core.start(maintenance=False)
+    handles = [await core.send(ADDR, f"question {i}") for i in range(4)]
+    answers = [await asyncio.wait_for(h.text(), 10) for h in handles]
+    assert answers == [f"re: question {i}" for i in range(4)]
+    assert unstored == []
+
+
 async def test_a_message_that_cannot_be_stored_fails_its_send(
     make_core: Callable[..., Any],
 ) -> None:
-    # the turn's first commit overlaps its first model call, so the model may have been
-    # asked already when the commit fails: its answer is dropped, nothing is stored
-    core: Core = make_core(ScriptedProvider([Reply("fine")], repeat_last=True))
+    # the turn's first commit fails: nothing is stored, the model is not asked, and the
+    # sender is told at once
+    provider = ScriptedProvider([Reply("fine")], repeat_last=True)
+    core: Core = make_core(provider)
     await core.start(maintenance=False)
     with pytest.raises(Exception) as failed:
         await asyncio.wait_for(core.send(ADDR, "a lone surrogate \ud800"), 10)
+    assert provider.calls == []  # the model was not asked
     assert not isinstance(failed.value, TimeoutError)  # answered, not left hanging
     handle = await core.send(ADDR, "good")
     assert await asyncio.wait_for(handle.text(), 10) == "fine"
@@ -385,11 +416,11 @@ async def test_a_turns_llm_request_is_out_before_its_sender_is_answered(
     assert isinstance(await handle.result(), Cancelled)
 
 
-async def test_a_turns_first_commit_overlaps_its_first_model_call(
+async def test_a_turns_first_commit_precedes_its_first_model_call(
     make_core: Callable[..., Any],
 ) -> None:
-    # issue 18: the message's commit runs while the model thinks, not before the request
-    # leaves; its sender is told it was accepted only once it is stored
+    # the message is stored before the request leaves (a kill -9 once the model has it
+    # keeps it), in one transaction with the turn's state; its sender is told then
     seen: list[int] = []
     dbs: list[Database] = []
 
@@ -406,6 +437,6 @@ async def test_a_turns_first_commit_overlaps_its_first_model_call(
     handle = await core.send(ADDR, "hello")
     assert dbs[0].committed_writes == before + 1, "accepted once stored"
     assert await asyncio.wait_for(handle.text(), 10) == "ok"
-    assert seen == [before], "the model was asked before the message's commit"
+    assert seen == [before + 1], "the model was asked before the message's commit"
     history = await core.history(handle.session_id)
     assert [m.text for m in history][-2:] == ["hello", "ok"]

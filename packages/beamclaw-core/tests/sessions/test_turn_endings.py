@@ -199,8 +199,8 @@ async def test_a_queued_message_whose_first_commit_fails_runs_after_the_restart(
     gate = asyncio.Event()
     tools = ToolRegistry()
     tools.register(EchoTool(gate=gate))  # holds the first turn while the second queues
-    # the failed first commit overlapped the second turn's first model call: the restarted
-    # turn asks the model again
+    # the failed first commit came before the second turn's model call: the restarted
+    # turn is the first to ask it
     provider = ScriptedProvider(
         [CallTool("echo", {"text": "x"}), Reply("one"), Reply("two")], repeat_last=True
     )
@@ -220,6 +220,7 @@ async def test_a_queued_message_whose_first_commit_fails_runs_after_the_restart(
         assert await asyncio.wait_for(running.text(), 5) == "one"
         assert await asyncio.wait_for(queued.text(), 5) == "two"
         assert failing_db.failed_writes == 1
+        assert len(provider.calls) == 3  # the failed attempt never reached the model
     finally:
         await core.stop()
 

@@ -3,25 +3,17 @@
 Invariants:
 
 * The new state and the messages of a transition are committed in one transaction
-  *before* any other effect of that transition runs, with one exception, the turn's
-  first commit (below). A transition that appends nothing
+  *before* any other effect of that transition runs. A transition that appends nothing
   and leaves the state's :func:`~beamclaw_core.loop.states.recovery_form` unchanged
   (the first streamed chunk, the LLM request after measuring the context, a retry
   timer) is not committed: a restart would recover it identically from what is stored.
   A tool step therefore costs two commits: the assistant message with ``ToolExecuting``,
   then the tool result with ``AwaitingLlm``.
-* The first transition of a turn (the user message, ``Accepted``, ``MeasureContext``)
-  is committed while the turn's first LLM request is in flight, so that its write costs
-  the person no time: the message joins the view at once (:meth:`ConversationLog.stage
-  <beamclaw_core.loop.ports.ConversationLog.stage>`), the request is built and sent, and
-  the commit runs while the model thinks. Until it has committed nothing reaches the
-  person or the world: its ``NotifyClient`` effects (``Accepted``) and ``on_commit`` wait
-  for it, and nothing else is applied before it (any transition but the one from the
-  measured context to the model call commits it first: a compaction, a cancel, a
-  deadline). A turn that fails or
-  is cancelled before then commits it on the way out, as if it had committed first; only
-  when that commit fails too is nothing stored: its view is invalidated, its state is
-  the one before the turn, and whoever sent the message was never told it was accepted
+* In particular the turn's first transition (the user message, ``Accepted``,
+  ``MeasureContext``) is committed before its request is built, so the model never sees
+  a question that is not stored: a ``kill -9`` at any point after the request left finds
+  the question in the store, and the restarted loop resumes the turn. When that commit
+  fails nothing of the turn is stored or sent, and whoever sent the message is told
   (a queued run stays queued).
 * At most one operation (LLM call, tool, compaction, retry or approval timer) is in
   flight; its outcome — result, exception or timeout — always comes back as an event.
@@ -41,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Literal, assert_never
 
 from loguru import logger
@@ -127,8 +118,6 @@ class TurnExecutor:
         it; dropped by anything that changes the view (a commit, a compaction)."""
         self._started_at: float | None = None
         """When the running turn began (for its obs events' duration)."""
-        self._deferred: _DeferredCommit | None = None
-        """The turn's first commit, while it waits for the first LLM request to leave."""
 
     # ------------------------------------------------------------ public
 
@@ -161,17 +150,11 @@ class TurnExecutor:
             if timeout is not None and is_busy(self.state):
                 self._deadline = asyncio.create_task(self._after(timeout, TurnDeadline(timeout)))
             while is_busy(self.state):
-                if self._deferred is not None and self._op is not None:
-                    await self._confirm(after_send=True)  # the request is on its way
                 generation, event = await self._inbox.get()
                 if generation is not None and generation != self._generation:
                     continue
                 await self._feed(event, offered=generation is None)
             return self.state
-        except BaseException:
-            if self._deferred is not None:  # failed or cancelled before its first commit
-                await self._settle()
-            raise
         finally:
             await self._stop_op()
             if self._deadline is not None:
@@ -213,23 +196,7 @@ class TurnExecutor:
             or starts_turn
             or recovery_form(result.new_state) != recovery_form(self.state)
         )
-        if self._deferred is not None and (must_commit or not _requests_llm(event, result.effects)):
-            await self._confirm()
-        held: list[fx.Effect] = []
-        if must_commit and starts_turn and _may_defer(result.effects):
-            await self.deps.log.stage(new_messages)
-            self._deferred = _DeferredCommit(
-                self.state,
-                result.new_state,
-                new_messages,
-                self.deps.clock.now(),
-                consumed_runs,
-                on_commit,
-                held,
-            )
-            on_commit = None
-            self._measured = None
-        elif must_commit:
+        if must_commit:
             await self.deps.log.commit(
                 result.new_state,
                 new_messages,
@@ -246,9 +213,6 @@ class TurnExecutor:
             on_commit()
         effects = result.effects
         for i, effect in enumerate(effects):
-            if self._deferred is not None and isinstance(effect, fx.NotifyClient):
-                held.append(effect)  # told once committed
-                continue
             started = False
             try:
                 self.deps.events.before_effect(effect)
@@ -257,48 +221,6 @@ class TurnExecutor:
             except BaseException:
                 self._tell_ending(effects[i + 1 if started else i :])
                 raise
-
-    async def _settle(self) -> None:
-        """The turn failed with its first commit deferred: commit it now, as it would have
-        been before the failure (the message is kept, a restarted loop resumes the turn);
-        if that fails too, :meth:`_confirm` has put everything back."""
-        try:
-            await self._confirm()
-        except BaseException as e:
-            logger.warning("{}: the turn's first commit failed: {}", self.ctx.conversation_id, e)
-
-    async def _confirm(self, *, after_send: bool = False) -> None:
-        """Commit the turn's deferred first transition, then tell what it held back.
-
-        ``after_send``: the first LLM call has just started; let its request leave first
-        (the call's task runs until it waits for the answer, and aiohttp writes a request
-        body in a task of its own) so the commit overlaps the model's time, not ours.
-        """
-        deferred = self._deferred
-        assert deferred is not None
-        if after_send:
-            for _ in range(_SEND_YIELDS):
-                await asyncio.sleep(0)
-        self._deferred = None  # tried once: a failure is not retried by the way out
-        try:
-            await self.deps.log.commit(
-                deferred.state,
-                deferred.messages,
-                now=deferred.now,
-                consumed_runs=deferred.consumed_runs,
-                activity=True,
-                extend=False,
-            )
-        except BaseException:
-            # nothing of the turn is stored: its staged view and its state go back
-            self.deps.log.invalidate()
-            self.state = deferred.before
-            raise
-        if deferred.on_commit is not None:
-            deferred.on_commit()
-        for effect in deferred.held:
-            self.deps.events.before_effect(effect)
-            await self._run_effect(effect)
 
     def _tell_ending(self, unrun: tuple[fx.Effect, ...]) -> None:
         """The effects of a transition failed part-way (a crash, a cancellation): publish
@@ -433,40 +355,6 @@ class TurnExecutor:
         done = await self.deps.log.compact(reason, self.deps.model.context_window)
         self.deps.log.invalidate()
         self._inbox.put_nowait((generation, done))
-
-
-_SEND_YIELDS = 2
-"""Loop turns a deferred first commit waits after its LLM call started (see ``_confirm``)."""
-_DEFERRABLE = (fx.PersistMessage, fx.NotifyClient, fx.MeasureContext)
-
-
-def _may_defer(effects: Sequence[fx.Effect]) -> bool:
-    """Whether a turn's first transition may commit after its first request left: it only
-    stores, tells and measures (a turn stopped at once, e.g. by its budget, commits now)."""
-    return any(isinstance(e, fx.MeasureContext) for e in effects) and all(
-        isinstance(e, _DEFERRABLE) for e in effects
-    )
-
-
-def _requests_llm(event: Input, effects: Sequence[fx.Effect]) -> bool:
-    """Whether a transition only starts the turn's model call on its measured context:
-    the one a deferred first commit may wait across (a compaction reads and writes the
-    store, so it commits first)."""
-    return isinstance(event, ContextMeasured) and all(isinstance(e, fx.RequestLlm) for e in effects)
-
-
-@dataclass(slots=True)
-class _DeferredCommit:
-    """A turn's first transition, staged in the view, not yet committed."""
-
-    before: State
-    """The state before the turn (the executor's again if the commit fails)."""
-    state: State
-    messages: list[Message]
-    now: float
-    consumed_runs: tuple[str, ...]
-    on_commit: Callable[[], None] | None
-    held: list[fx.Effect]
 
 
 async def _reap(task: asyncio.Task[None]) -> None:

@@ -84,16 +84,9 @@ class ConversationLog(Protocol):
         now: float,
         consumed_runs: tuple[str, ...],
         activity: bool,
-        extend: bool = True,
     ) -> None:
         """Store ``state`` with ``messages`` in one transaction (``consumed_runs`` leave
-        the queue in it), then extend the view by them (``extend=False``: :meth:`stage`
-        did already)."""
-        ...
-
-    async def stage(self, messages: Sequence[Message]) -> None:
-        """Extend the view by ``messages`` before they are committed (a deferred commit:
-        the commit follows, or the view is invalidated)."""
+        the queue in it), then extend the view by them."""
         ...
 
     async def view(self) -> View:

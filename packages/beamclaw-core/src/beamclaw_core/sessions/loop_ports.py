@@ -105,7 +105,6 @@ class StoredConversation:
         now: float,
         consumed_runs: tuple[str, ...],
         activity: bool,
-        extend: bool = True,
     ) -> None:
         await self.store.commit(
             self.conversation_id,
@@ -115,11 +114,6 @@ class StoredConversation:
             consumed_runs=consumed_runs,
             activity=activity,
         )
-        if extend:
-            self.cache.extend(messages)
-
-    async def stage(self, messages: Sequence[Message]) -> None:
-        await self.cache.get()  # loaded first: an unloaded view would be read from the store
         self.cache.extend(messages)
 
     async def view(self) -> View:
