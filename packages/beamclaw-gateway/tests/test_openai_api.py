@@ -14,6 +14,7 @@ import pytest
 from beamclaw_core.messages import Message, Usage
 from beamclaw_core.providers.base import CompletionOptions
 from beamclaw_core.testing import CallTool, Fail, FailingDatabase, Reply, ScriptedProvider
+from beamclaw_gateway.config import BeamclawConfig
 
 from .conftest import gateway_config, live_gateway
 
@@ -404,6 +405,34 @@ def test_answer_bodies_built_directly_equal_the_models() -> None:
             assert counted["prompt_tokens_details"] == {"cached_tokens": usage.cached_tokens}
 
 
+class _Databases(list[FailingDatabase]):
+    """Every database a gateway opens (``open`` is its factory), to fail on demand."""
+
+    def open(self, url: str) -> FailingDatabase:
+        self.append(FailingDatabase(url))
+        return self[-1]
+
+
+async def _refused_request(
+    provider: ScriptedProvider,
+    config: BeamclawConfig,
+    databases: _Databases,
+    *,
+    failing_from_start: bool,
+) -> tuple[openai.APIStatusError, list[list[str]]]:
+    """One /v1 request that must fail, and the texts of every session's history after."""
+    async with live_gateway(provider, config, database_factory=databases.open) as gw:
+        databases[0].failing = failing_from_start
+        async with client_for(gw.base_url, timeout=10.0) as client:
+            with pytest.raises(openai.APIStatusError) as failed:
+                await client.chat.completions.create(model="beamclaw/default", messages=USER)
+        databases[0].failing = False  # let the gateway stop cleanly
+        core = gw.runtime.core
+        sessions = await core.list_sessions()
+        histories = [[m.text for m in await core.history(s.session_id)] for s in sessions]
+    return failed.value, histories
+
+
 async def test_a_store_outage_mid_turn_answers_with_an_error_instead_of_hanging() -> None:
     """The store fails every write from the turn's LLM call on: the question was stored
     before the model was asked and stays; the loop crashes past its restart budget and
@@ -412,27 +441,19 @@ async def test_a_store_outage_mid_turn_answers_with_an_error_instead_of_hanging(
     config = gateway_config()
     config.core.restart.max_restarts = 1
     config.core.restart.backoff_seconds = 0.0
-    databases: list[FailingDatabase] = []
-
-    def open_database(url: str) -> FailingDatabase:
-        databases.append(FailingDatabase(url))
-        return databases[-1]
+    databases = _Databases()
 
     def rule(_messages: list[Message], _options: CompletionOptions) -> Reply:
         databases[0].failing = True  # from here on nothing can be stored
         return Reply("never stored")
 
     provider = ScriptedProvider([rule], repeat_last=True)
-    async with live_gateway(provider, config, database_factory=open_database) as gw:
-        async with client_for(gw.base_url, timeout=10.0) as client:
-            with pytest.raises(openai.APIStatusError) as failed:
-                await client.chat.completions.create(model="beamclaw/default", messages=USER)
-        databases[0].failing = False  # let the gateway stop cleanly
-        core = gw.runtime.core
-        histories = [await core.history(s.session_id) for s in await core.list_sessions()]
-    assert [[m.text for m in h] for h in histories] == [["hi"]]
-    assert failed.value.status_code == 502
-    assert "kept crashing (DatabaseUnavailableError)" in failed.value.message
+    failed, histories = await _refused_request(
+        provider, config, databases, failing_from_start=False
+    )
+    assert histories == [["hi"]]
+    assert failed.status_code == 502
+    assert "kept crashing (DatabaseUnavailableError)" in failed.message
     assert databases[0].failed_writes >= 3
 
 
@@ -440,25 +461,15 @@ async def test_a_message_the_store_cannot_take_is_answered_503_and_never_sent() 
     """The store fails from the start: the turn's first commit fails, so nothing of the
     turn is stored and the model is never asked; the /v1 client gets a 503 naming the
     database (with ``Retry-After``) at once: not a 500, not a hang."""
-    databases: list[FailingDatabase] = []
-
-    def open_database(url: str) -> FailingDatabase:
-        databases.append(FailingDatabase(url))
-        return databases[-1]
-
+    databases = _Databases()
     provider = ScriptedProvider([Reply("never asked")], repeat_last=True)
-    async with live_gateway(provider, gateway_config(), database_factory=open_database) as gw:
-        databases[0].failing = True
-        async with client_for(gw.base_url, timeout=10.0) as client:
-            with pytest.raises(openai.APIStatusError) as failed:
-                await client.chat.completions.create(model="beamclaw/default", messages=USER)
-        databases[0].failing = False  # let the gateway stop cleanly
-        core = gw.runtime.core
-        histories = [await core.history(s.session_id) for s in await core.list_sessions()]
+    failed, histories = await _refused_request(
+        provider, gateway_config(), databases, failing_from_start=True
+    )
     assert all(h == [] for h in histories)
     assert provider.calls == []
-    assert failed.value.status_code == 503
-    assert failed.value.response.headers["retry-after"] == "10"
-    assert "cannot be reached" in failed.value.message
-    assert "nothing was saved" in failed.value.message
+    assert failed.status_code == 503
+    assert failed.response.headers["retry-after"] == "10"
+    assert "cannot be reached" in failed.message
+    assert "nothing was saved" in failed.message
     assert databases[0].failed_writes >= 1
