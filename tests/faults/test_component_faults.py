@@ -202,9 +202,29 @@ async def _ws_error(gw: GatewayProcess, session: str, text: str) -> dict[str, An
                 return frame
 
 
+async def _writes_settled(wal: Path, quiet: float = 0.5, timeout: float = 15.0) -> None:
+    """Until the write-ahead log has not changed for ``quiet`` seconds (the gateway's
+    background writes are done)."""
+    deadline = time.monotonic() + timeout
+    last: tuple[int, int] | None = None
+    since = time.monotonic()
+    while time.monotonic() < deadline:
+        st = wal.stat()
+        now = (st.st_size, st.st_mtime_ns)
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{wal} still changing after {timeout} s")
+
+
 async def _sqlite_locked(gw: GatewayProcess, client: httpx.AsyncClient) -> None:
     assert await _content(client, "locked", "before the lock") == "answer: before the lock"
     before = await _history(client, "locked")
+    # the turn's transcript indexing writes ≈ 0.1 s after it ends: had it queued behind
+    # the lock ahead of the two writes below, it would add its own 10 s to theirs
+    await _writes_settled(gw.home / "beamclaw.db-wal")
     holder = sqlite3.connect(gw.home / "beamclaw.db", timeout=5, isolation_level=None)
     try:
         holder.execute("BEGIN EXCLUSIVE")
