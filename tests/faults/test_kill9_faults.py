@@ -8,6 +8,8 @@ delivers to an outbound webhook; after a random delay the process gets SIGKILL. 
 every restart:
 
 * every session's history is provider-valid (each tool call answered once, in order);
+* every question the model was asked is stored (the model never sees a question a kill
+  can still lose);
 * nothing an earlier read showed is lost or changed, and every answer a client received
   is in its session;
 * every idempotency key of the killed requests settles: the retry gets a 200 (replayed,
@@ -243,6 +245,19 @@ def _job_problems(
     return problems
 
 
+def _unstored_questions(
+    requests: list[RecordedRequest], sessions: dict[str, list[dict[str, Any]]]
+) -> list[str]:
+    """The questions (each request's last user message) no session stores."""
+    stored = {_text(m) for history in sessions.values() for m in history if m["role"] == "user"}
+    problems: list[str] = []
+    for request in requests:
+        users = [m for m in (request.body or {}).get("messages", []) if m.get("role") == "user"]
+        if users and (asked := _text(users[-1])) not in stored:
+            problems.append(f"the model was asked {asked!r}, which no session stores")
+    return problems
+
+
 def _answered(sessions: dict[str, list[dict[str, Any]]], prompt: str) -> bool:
     """The job's turn committed an answer (the fake model's answers name the prompt)."""
     return any(
@@ -351,6 +366,7 @@ async def test_kill_9_at_random_points_loses_nothing_and_repeats_nothing(
                     problems += _job_problems(
                         await _jobs(client), jobs_created, sessions, hook, final=final
                     )
+                    problems += _unstored_questions(fake.requests, sessions)
                     assert not problems, f"after kill {i} (seed {seed}):\n" + "\n".join(problems)
                     snapshot = sessions
                     if final:
