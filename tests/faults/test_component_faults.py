@@ -222,8 +222,9 @@ async def _writes_settled(wal: Path, quiet: float = 0.5, timeout: float = 15.0) 
 async def _sqlite_locked(gw: GatewayProcess, client: httpx.AsyncClient) -> None:
     assert await _content(client, "locked", "before the lock") == "answer: before the lock"
     before = await _history(client, "locked")
-    # the turn's transcript indexing writes ≈ 0.1 s after it ends: had it queued behind
-    # the lock ahead of the two writes below, it would add its own 10 s to theirs
+    # the turn's background writes (its transcript indexing, presumably, ≈ 0.1 s after
+    # it ends) done first: one queued behind the lock ahead of the two writes below adds
+    # its own 10 s to theirs
     await _writes_settled(gw.home / "beamclaw.db-wal")
     holder = sqlite3.connect(gw.home / "beamclaw.db", timeout=5, isolation_level=None)
     try:

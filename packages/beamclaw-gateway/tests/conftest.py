@@ -4,10 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from beamclaw_core.testing import FailingDatabase
 from beamclaw_gateway import BeamclawConfig
 from beamclaw_gateway.testing import LiveGateway, live_gateway, quiet_config
 
-__all__ = ["LiveGateway", "gateway_config", "live_gateway"]
+__all__ = ["FailingDatabases", "LiveGateway", "gateway_config", "live_gateway"]
+
+
+class FailingDatabases(list[FailingDatabase]):
+    """Every database a gateway opens (pass ``open`` as its ``database_factory``), each
+    one failing on demand."""
+
+    def open(self, url: str) -> FailingDatabase:
+        self.append(FailingDatabase(url))
+        return self[-1]
 
 
 def gateway_config(**gateway: Any) -> BeamclawConfig:

@@ -13,10 +13,10 @@ import pytest
 
 from beamclaw_core.messages import Message, Usage
 from beamclaw_core.providers.base import CompletionOptions
-from beamclaw_core.testing import CallTool, Fail, FailingDatabase, Reply, ScriptedProvider
-from beamclaw_gateway.config import BeamclawConfig
+from beamclaw_core.testing import CallTool, Fail, Reply, ScriptedProvider
+from beamclaw_gateway import BeamclawConfig
 
-from .conftest import gateway_config, live_gateway
+from .conftest import FailingDatabases, gateway_config, live_gateway
 
 USER = [{"role": "user", "content": "hi"}]
 
@@ -405,18 +405,10 @@ def test_answer_bodies_built_directly_equal_the_models() -> None:
             assert counted["prompt_tokens_details"] == {"cached_tokens": usage.cached_tokens}
 
 
-class _Databases(list[FailingDatabase]):
-    """Every database a gateway opens (``open`` is its factory), to fail on demand."""
-
-    def open(self, url: str) -> FailingDatabase:
-        self.append(FailingDatabase(url))
-        return self[-1]
-
-
 async def _refused_request(
     provider: ScriptedProvider,
     config: BeamclawConfig,
-    databases: _Databases,
+    databases: FailingDatabases,
     *,
     failing_from_start: bool,
 ) -> tuple[openai.APIStatusError, list[list[str]]]:
@@ -441,7 +433,7 @@ async def test_a_store_outage_mid_turn_answers_with_an_error_instead_of_hanging(
     config = gateway_config()
     config.core.restart.max_restarts = 1
     config.core.restart.backoff_seconds = 0.0
-    databases = _Databases()
+    databases = FailingDatabases()
 
     def rule(_messages: list[Message], _options: CompletionOptions) -> Reply:
         databases[0].failing = True  # from here on nothing can be stored
@@ -461,7 +453,7 @@ async def test_a_message_the_store_cannot_take_is_answered_503_and_never_sent() 
     """The store fails from the start: the turn's first commit fails, so nothing of the
     turn is stored and the model is never asked; the /v1 client gets a 503 naming the
     database (with ``Retry-After``) at once: not a 500, not a hang."""
-    databases = _Databases()
+    databases = FailingDatabases()
     provider = ScriptedProvider([Reply("never asked")], repeat_last=True)
     failed, histories = await _refused_request(
         provider, gateway_config(), databases, failing_from_start=True

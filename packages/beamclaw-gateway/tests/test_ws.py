@@ -16,7 +16,7 @@ from beamclaw_core.testing import CallTool, Hang, Reply, ScriptedProvider
 from beamclaw_gateway.settings import WebSocketSettings
 from beamclaw_gateway.ws import WsConnection
 
-from .conftest import live_gateway
+from .conftest import FailingDatabases, live_gateway
 
 TERMINAL = {"turn_done", "turn_error", "cancelled", "dropped"}
 
@@ -313,17 +313,10 @@ async def test_subscribing_from_a_pruned_or_future_number_is_refused() -> None:
 async def test_a_database_that_cannot_be_reached_is_an_error_frame_with_retry_after() -> None:
     """The store goes away (a PostgreSQL server down) before a message is stored: the
     message's ``error`` frame says so, with ``retry_after``, like a full or locked one."""
-    from beamclaw_core.testing import FailingDatabase
-
-    databases: list[FailingDatabase] = []
-
-    def open_database(url: str) -> FailingDatabase:
-        databases.append(FailingDatabase(url))
-        return databases[-1]
-
+    databases = FailingDatabases()
     provider = ScriptedProvider([Reply("never stored")], repeat_last=True)
     async with (
-        live_gateway(provider, database_factory=open_database) as gw,
+        live_gateway(provider, database_factory=databases.open) as gw,
         websockets.connect(gw.ws_url) as ws,
     ):
         assert await recv(ws) == {"type": "authenticated"}
