@@ -13,6 +13,8 @@ from beamclaw_memory import (
     MemorySettings,
     SearchMode,
     SearchSettings,
+    SeenTranscript,
+    transcript_position,
 )
 
 from .conftest import FakeClock, ServiceFactory
@@ -71,6 +73,37 @@ async def test_category_filter(service: MemoryService) -> None:
     assert [h.key for h in result.hits] == ["a"]
     recalled = await service.recall(AGENT, "rockets", category=MemoryCategory.CORE)
     assert [e.key for e in recalled] == ["b"]
+
+
+@pytest.mark.parametrize("mode", list(SearchMode))
+async def test_a_seen_transcript_is_left_out_before_ranking(
+    service: MemoryService, mode: SearchMode
+) -> None:
+    """A session's messages its model reads already are left out in every mode, and (in
+    keyword mode, where the ranking is plain) never take a hit's place: the seen
+    messages match best, yet a limit of two gives the others. The same session's
+    older messages and another session's stay searchable."""
+    rockets = "rockets rockets: the user builds rockets"
+    await service.index_transcript(
+        AGENT,
+        [
+            *(("s1", seq, "user", f"{rockets} {seq}") for seq in range(1, 9)),
+            ("s2", 1, "user", f"{rockets} elsewhere"),
+        ],
+    )
+    await service.store(AGENT, "job", "The user's job is rockets", MemoryCategory.CORE)
+
+    async def found(seen: SeenTranscript | None, limit: int = 1) -> list[tuple[str, int] | str]:
+        result = await service.search(AGENT, "rockets", mode=mode, limit=limit, seen=seen)
+        return [transcript_position(h.key) or h.key for h in result.hits]
+
+    assert "job" not in await found(None), "unseen, the transcript outranks the fact"
+    if mode is SearchMode.KEYWORD:
+        assert await found(SeenTranscript("s1", 1), limit=2) == [("s2", 1), "job"]
+    shown = await found(SeenTranscript("s1", 7), limit=20)
+    assert ("s1", 7) not in shown and ("s1", 8) not in shown
+    assert {("s1", 6), ("s2", 1)} <= set(shown)
+    assert ("s1", 8) in await found(SeenTranscript("unknown", 1), limit=20)
 
 
 async def test_recall_empty_query_returns_most_recent(

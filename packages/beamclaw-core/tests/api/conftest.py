@@ -17,6 +17,7 @@ from beamclaw_memory import (
     MemoryService,
     SearchMode,
     SearchResult,
+    SeenTranscript,
     TranscriptMessage,
 )
 
@@ -79,11 +80,14 @@ class CountingMemory:
         mode: SearchMode = SearchMode.HYBRID,
         limit: int = 5,
         category: MemoryCategory | None = None,
+        seen: SeenTranscript | None = None,
     ) -> SearchResult:
         self.searches.append(query)
         if self.delay:
             await asyncio.sleep(self.delay)
-        return await self.inner.search(agent_id, query, mode=mode, limit=limit, category=category)
+        return await self.inner.search(
+            agent_id, query, mode=mode, limit=limit, category=category, seen=seen
+        )
 
     async def index_workspace(self, agent_id: str, workspace: Path | None = None) -> IndexReport:
         return await self.inner.index_workspace(agent_id, workspace)

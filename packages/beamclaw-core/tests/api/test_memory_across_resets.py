@@ -193,6 +193,31 @@ async def test_auto_context_leaves_out_what_the_model_already_reads(
     assert "user: Remember: my bike is blue" in block, "before the reset: recalled"
 
 
+async def test_a_long_view_never_crowds_a_memory_out_of_the_auto_context(
+    make_core: Callable[..., Core],
+) -> None:
+    """The session's own messages match the question best, and all of them are in the
+    view: the search leaves them out before it ranks, so the one stored fact is still
+    among the two hits searched for (``auto_context_limit`` 1), not crowded out."""
+    memory = CountingMemory(create_memory_service(MemorySettings(backend="memory"), None))
+    await memory.store("default", "locker", "Ann's locker code is 4711.", MemoryCategory.CORE)
+    provider = ScriptedProvider([Reply("Noted.")], repeat_last=True)
+    core = make_core(
+        provider,
+        memory=memory,
+        settings=quiet_core_settings(short_term={"enabled": False}),
+        memory_settings=MemorySettings(auto_context_limit=1),
+    )
+    await core.start(maintenance=False)
+    for n in range(4):
+        await _say(core, f"My locker, my locker code, the locker code {n}!")
+        await core.flush_indexing()
+    await _say(core, "What is my locker code?")
+    [block] = _injected(provider.calls[-1].messages, AUTO_CONTEXT_LABEL)
+    assert "locker code is 4711" in block
+    assert "the locker code" not in block, "in the view already"
+
+
 async def test_a_slow_memory_backend_is_skipped_without_blocking_the_turn(
     make_core: Callable[..., Core],
 ) -> None:

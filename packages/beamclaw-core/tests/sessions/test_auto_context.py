@@ -25,6 +25,7 @@ from beamclaw_memory import (
     MemorySettings,
     SearchMode,
     SearchResult,
+    SeenTranscript,
     create_memory_service,
 )
 
@@ -50,10 +51,13 @@ class GatedMemory:
         mode: SearchMode = SearchMode.HYBRID,
         limit: int = 5,
         category: MemoryCategory | None = None,
+        seen: SeenTranscript | None = None,
     ) -> SearchResult:
         self.searches += 1
         await self.gate.wait()
-        return await self.inner.search(agent_id, query, mode=mode, limit=limit, category=category)
+        return await self.inner.search(
+            agent_id, query, mode=mode, limit=limit, category=category, seen=seen
+        )
 
     async def index_workspace(self, agent_id: str, workspace: Path | None = None) -> IndexReport:
         return await self.inner.index_workspace(agent_id, self.workspace)

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         SearchHit,
         SearchMode,
         SearchResult,
+        SeenTranscript,
         TranscriptMessage,
     )
     from beamclaw_memory.settings import (
@@ -106,6 +107,7 @@ else:
                 "SearchHit",
                 "SearchMode",
                 "SearchResult",
+                "SeenTranscript",
                 "TranscriptMessage",
             ),
             "beamclaw_memory.settings": (
@@ -164,6 +166,7 @@ __all__ = [
     "SearchMode",
     "SearchResult",
     "SearchSettings",
+    "SeenTranscript",
     "SqlRowStore",
     "StorageError",
     "StorageUnavailableError",

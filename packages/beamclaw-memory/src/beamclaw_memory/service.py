@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -28,6 +29,17 @@ class SearchMode(enum.StrEnum):
     KEYWORD = "keyword"
     SEMANTIC = "semantic"
     HYBRID = "hybrid"
+
+
+@dataclass(frozen=True, slots=True)
+class SeenTranscript:
+    """What a search leaves out: the transcript chunks of ``session_id``'s messages from
+    ``from_seq`` on (the messages its model reads verbatim already, see
+    :func:`~beamclaw_memory.transcript_position`). Left out before ranking, so they never
+    take the place of a hit the model has not seen."""
+
+    session_id: str
+    from_seq: int
 
 
 class MemoryEntry(BaseModel):
@@ -156,6 +168,7 @@ class MemoryService(Protocol):
         mode: SearchMode = SearchMode.HYBRID,
         limit: int = 5,
         category: MemoryCategory | None = None,
+        seen: SeenTranscript | None = None,
     ) -> SearchResult: ...
 
     async def index_workspace(self, agent_id: str, workspace: Path | None = None) -> IndexReport:

@@ -6,9 +6,11 @@
   disk, edits made outside the agent included), and the hits that fit the token budget
   (``auto_context_max_tokens``) become one clearly labelled system message of the LLM
   view. A hit is left out when the model sees its text already: a message of this
-  session still in the view (its transcript chunk, by position), or a text equal to a
-  better hit's (after whitespace is folded); ``limit`` counts the hits kept, out of
-  twice as many searched for. The hits are kept for the rest of that turn, so every
+  session still in the view (its transcript chunk, by position: the search itself
+  leaves those out, :class:`~beamclaw_memory.SeenTranscript`, so however many of them
+  match best they never take the place of a memory the model has not seen), or a text
+  equal to a better hit's (after whitespace is folded); ``limit`` counts the hits kept,
+  out of twice as many searched for. The hits are kept for the rest of that turn, so every
   request of the turn sees the same context (a stable prompt prefix), and dropped when
   it ends (an idle session holds none: :meth:`AutoContext.on_effect`); the message is
   never stored as history.
@@ -42,7 +44,7 @@ from beamclaw_core.messages import Message, Role
 from beamclaw_core.providers.tokens import estimate_tokens
 from beamclaw_core.sessions.ends import SessionEnd
 from beamclaw_core.store import ConversationStore
-from beamclaw_memory import MemoryService, SearchHit, TranscriptMessage, transcript_position
+from beamclaw_memory import MemoryService, SearchHit, SeenTranscript, TranscriptMessage
 
 AUTO_CONTEXT_LABEL = "[memory:auto_context]"
 AUTO_CONTEXT_KIND = "auto_context"
@@ -151,9 +153,7 @@ class AutoContext:
             return cached[1]
         message: Message | None = None
         if text and text.strip():
-            hits = await self._unseen(
-                session_id, await self._hits_in_time(session_id, agent_id, text)
-            )
+            hits = self._unseen(await self._hits_in_time(session_id, agent_id, text))
             body = _block(budgeted_lines(hits, self.max_tokens))
             if body is not None:
                 message = Message.system(body, meta={"kind": AUTO_CONTEXT_KIND})
@@ -165,20 +165,15 @@ class AutoContext:
         deadline, kept within the budget (``bench/memory.py`` measures their recall)."""
         if not text.strip():
             return []
-        hits = await self._unseen(session_id, await self._hits_in_time(session_id, agent_id, text))
+        hits = self._unseen(await self._hits_in_time(session_id, agent_id, text))
         return within_budget(hits, self.max_tokens)
 
-    async def _unseen(self, session_id: str, hits: list[SearchHit]) -> list[SearchHit]:
-        """The first ``limit`` of ``hits`` whose text the model does not see already (see
-        the module)."""
-        start = await self.view_start(session_id) if self.view_start is not None else None
+    def _unseen(self, hits: list[SearchHit]) -> list[SearchHit]:
+        """The first ``limit`` of ``hits`` (which hold no message of the view) whose text
+        no better hit has (see the module)."""
         kept: list[SearchHit] = []
         texts: set[str] = set()
         for hit in hits:
-            if start is not None:
-                position = transcript_position(hit.key)
-                if position is not None and position[0] == session_id and position[1] >= start:
-                    continue  # in the view: the model reads it there
             text = " ".join(hit.text.split())
             if text in texts:
                 continue
@@ -196,9 +191,11 @@ class AutoContext:
         if agent_id in self._running:  # a slow backend: do not pile lookups on it
             self.skipped += 1
             return []
+        start = await self.view_start(session_id) if self.view_start is not None else None
+        seen = SeenTranscript(session_id, start) if start is not None else None
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[list[SearchHit] | None] = loop.create_future()
-        task = loop.create_task(self._lookup_into(waiter, session_id, agent_id, text))
+        task = loop.create_task(self._lookup_into(waiter, session_id, agent_id, text, seen))
         self._running[agent_id] = task
         # a task cancelled before its first step runs no ``finally``: settle it here
         task.add_done_callback(lambda t: self._settle(agent_id, t, waiter, []))
@@ -228,12 +225,13 @@ class AutoContext:
         session_id: str,
         agent_id: str,
         text: str,
+        seen: SeenTranscript | None,
     ) -> None:
         """Run one lookup and hand its hits to ``waiter`` as it ends (a lookup cancelled
         by :meth:`drain` hands none), the agent's slot freed first."""
         hits: list[SearchHit] = []
         try:
-            hits = await self._lookup(session_id, agent_id, text)
+            hits = await self._lookup(session_id, agent_id, text, seen)
         finally:
             task = asyncio.current_task()
             assert task is not None
@@ -253,13 +251,15 @@ class AutoContext:
         if not waiter.done():
             waiter.set_result(hits)
 
-    async def _lookup(self, session_id: str, agent_id: str, text: str) -> list[SearchHit]:
+    async def _lookup(
+        self, session_id: str, agent_id: str, text: str, seen: SeenTranscript | None
+    ) -> list[SearchHit]:
         try:
             await self.memory.index_workspace(agent_id)
         except Exception as e:  # stale files must not fail a turn; search what is indexed
             logger.warning("{}: workspace indexing failed: {}", session_id, e)
         try:
-            result = await self.memory.search(agent_id, text, limit=2 * self.limit)
+            result = await self.memory.search(agent_id, text, limit=2 * self.limit, seen=seen)
         except Exception as e:  # the protocol never raises; a bug must not fail a turn
             logger.warning("{}: auto-context search failed: {}", session_id, e)
             return []

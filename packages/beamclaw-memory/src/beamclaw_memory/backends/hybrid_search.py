@@ -25,7 +25,7 @@ from beamclaw_memory.backends.embedding_gate import EmbeddingGate
 from beamclaw_memory.backends.live_index import LiveIndexes
 from beamclaw_memory.errors import EmbeddingDimensionError, EmbeddingError
 from beamclaw_memory.search.tokenizer import Tokenizer
-from beamclaw_memory.service import MemoryCategory, SearchMode, SearchResult
+from beamclaw_memory.service import MemoryCategory, SearchMode, SearchResult, SeenTranscript
 from beamclaw_memory.settings import SearchSettings
 from beamclaw_obs import EventType, emit
 
@@ -103,11 +103,12 @@ class HybridSearch:
         mode: SearchMode,
         limit: int,
         category: MemoryCategory | None,
+        seen: SeenTranscript | None = None,
     ) -> SearchResult:
         """Never raises; emits ``memory_search`` (and ``memory_degraded`` on failure)."""
         started = time.monotonic()
         try:
-            result = await self._search(agent_id, query, SearchMode(mode), limit, category)
+            result = await self._search(agent_id, query, SearchMode(mode), limit, category, seen)
         except Exception as exc:  # search must never raise into the agent
             reason = f"memory search failed: {type(exc).__name__}: {exc}"
             emit(EventType.MEMORY_DEGRADED, agent_id=agent_id, reason=reason)
@@ -130,6 +131,7 @@ class HybridSearch:
         mode: SearchMode,
         limit: int,
         category: MemoryCategory | None,
+        seen: SeenTranscript | None,
     ) -> SearchResult:
         from beamclaw_memory.search.ranking import rank  # numpy: with the first search
 
@@ -140,7 +142,7 @@ class HybridSearch:
         limit = max(1, min(limit, 100))
         candidates = limit * self._settings.candidate_multiplier
         index = await self._indexes.synced(agent_id)
-        mask = index.mask(category)
+        mask = index.mask(category, seen)
         tokens = self._tokenizer(query)
         keyword = index.bm25.top(tokens, candidates, mask) if tokens else []
         vector: list[tuple[int, float]] = []

@@ -42,6 +42,7 @@ from beamclaw_memory.service import (
     MemoryEntry,
     SearchMode,
     SearchResult,
+    SeenTranscript,
     TranscriptMessage,
 )
 from beamclaw_memory.settings import MemorySettings
@@ -194,9 +195,11 @@ class IndexedMemory:
         mode: SearchMode = SearchMode.HYBRID,
         limit: int = 5,
         category: MemoryCategory | None = None,
+        seen: SeenTranscript | None = None,
     ) -> SearchResult:
-        """Ranked hits for ``query``. Never raises (see :mod:`.hybrid_search`)."""
-        return await self._search.search(agent_id, query, mode, limit, category)
+        """Ranked hits for ``query``, ``seen``'s chunks left out. Never raises (see
+        :mod:`.hybrid_search`)."""
+        return await self._search.search(agent_id, query, mode, limit, category, seen)
 
     # ------------------------------------------------------------------ indexing
     def workspace_of(self, agent_id: str) -> Path:

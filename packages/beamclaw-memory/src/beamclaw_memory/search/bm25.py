@@ -21,7 +21,9 @@ Removing a document costs one vectorised scan of each of its terms' postings.
 A search reads the query terms' postings once, as one array, and sums each document's
 shares term after term in query order (``np.bincount``), so its scores are, bit for bit,
 the formula's summed in that order; when the postings hold few entries for the range of
-ids, it sums over the matching ids alone and allocates nothing of the index's size.
+ids, it sums over the matching ids alone and allocates nothing of the index's size. A
+search's mask drops the pairs of documents it leaves out before any arithmetic (a
+document's pairs go together, so the others' sums are unchanged).
 """
 
 from __future__ import annotations
@@ -180,9 +182,12 @@ class BM25Index:
     def idf(self, term: str) -> float:
         return _idf(self._count, self._df(term))
 
-    def _matches(self, query_tokens: Iterable[str]) -> tuple[np.ndarray, np.ndarray] | None:
-        """Every (query term, document) pair: the document ids and the term's BM25 share,
-        term after term in the query's order (None: no query term is indexed).
+    def _matches(
+        self, query_tokens: Iterable[str], mask: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Every (query term, document) pair of a document ``mask`` allows (see
+        :meth:`matching`): the document ids and the term's BM25 share, term after term in
+        the query's order (None: no such pair). A term's IDF counts every document.
 
         Summing the shares of an id in this order (``np.bincount`` adds weights in input
         order) gives, bit for bit, what adding one term's array after another does.
@@ -209,6 +214,16 @@ class BM25Index:
         del views
         ids = pairs[:, 0].astype(np.intp)  # numpy gathers by intp fastest
         tfs = pairs[:, 1].astype(np.float64)
+        idf: np.ndarray | float = np.array(idfs).repeat(sizes) if len(idfs) > 1 else idfs[0]
+        if mask is not None:  # before the arithmetic: a left-out document costs nothing
+            allowed = ids < mask.shape[0]
+            allowed[allowed] = mask[ids[allowed]]
+            if not allowed.all():
+                if not allowed.any():
+                    return None
+                ids, tfs = ids[allowed], tfs[allowed]
+                if isinstance(idf, np.ndarray):
+                    idf = idf[allowed]
         k1, b = self.k1, self.b
         avgdl = self._total_len / self._count or 1.0
         # tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avgdl)), in place (IEEE + and *
@@ -220,7 +235,7 @@ class BM25Index:
         denom *= k1
         denom += tfs
         shares = tfs
-        shares *= np.array(idfs).repeat(sizes) if len(idfs) > 1 else idfs[0]
+        shares *= idf
         shares *= k1 + 1.0
         shares /= denom
         return ids, shares
@@ -242,7 +257,7 @@ class BM25Index:
         Equal, bit for bit, to the positive entries of :meth:`score_array`; when few
         documents match it builds nothing of the index's size.
         """
-        matches = self._matches(query_tokens)
+        matches = self._matches(query_tokens, mask)
         if matches is None:
             return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float64)
         ids, shares = matches
@@ -253,10 +268,6 @@ class BM25Index:
             dense = np.bincount(ids, weights=shares, minlength=self._size)
             found = np.flatnonzero(dense > 0.0)
             scores = dense[found]
-        if mask is not None:
-            allowed = found < mask.shape[0]
-            allowed[allowed] = mask[found[allowed]]
-            found, scores = found[allowed], scores[allowed]
         return found, scores
 
     def scores(

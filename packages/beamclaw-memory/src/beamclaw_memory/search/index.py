@@ -7,8 +7,9 @@ index, the vector table and the columns below; freed slots are reused.
 
 Kept by columns, not by object (issue 18: every finished session's transcript stays
 indexed, so what a row costs here is a per-session cost at rest): a row's key and text
-(and its source and line range) sit in per-slot lists, its category and three
-timestamps in numpy arrays, its tokens in the BM25 index as term ids. An
+(and its source and line range) sit in per-slot lists, its category, three
+timestamps and (for a transcript chunk) its session's code and message ``seq`` in numpy
+arrays, its tokens in the BM25 index as term ids. An
 :class:`IndexedDoc` is built when asked for (:meth:`AgentIndex.doc`); the slot -> key map
 and the timestamps answer the version checks of a sync.
 """
@@ -21,10 +22,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from beamclaw_memory.backends.rows import MemoryRow, Signature
+from beamclaw_memory.indexing.sources import transcript_position
 from beamclaw_memory.search.bm25 import BM25Index
 from beamclaw_memory.search.tokenizer import Tokenizer
 from beamclaw_memory.search.vectors import VectorTable
-from beamclaw_memory.service import MemoryCategory, SearchHit
+from beamclaw_memory.service import MemoryCategory, SearchHit, SeenTranscript
 
 _CATEGORIES = (None, *MemoryCategory)
 """Category code -> category (code 0: a free slot)."""
@@ -64,6 +66,11 @@ class AgentIndex:
         self._free: list[int] = []
         self._codes = np.zeros(64, dtype=np.int8)
         self._times = np.zeros((64, 3), dtype=np.float64)
+        self._sessions = np.zeros(64, dtype=np.int32)
+        """Slot -> the code of the session whose transcript chunk it holds (0: none)."""
+        self._seqs = np.zeros(64, dtype=np.int32)
+        """Slot -> the ``seq`` of the message a transcript chunk is part of."""
+        self._session_codes: dict[str, int] = {}
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -153,6 +160,13 @@ class AgentIndex:
         self._lines[slot] = row.lines
         self._codes[slot] = _CATEGORY_CODES[row.category]
         self._times[slot] = (row.created_at, row.updated_at, row.changed_at)
+        position = transcript_position(row.key)
+        if position is not None:
+            session_id, seq = position
+            code = self._session_codes.get(session_id)
+            if code is None:
+                code = self._session_codes[session_id] = len(self._session_codes) + 1
+            self._sessions[slot], self._seqs[slot] = code, seq
         self.vectors.discard(slot)
         if (
             row.embedding is not None
@@ -174,6 +188,8 @@ class AgentIndex:
             if slot >= self._codes.shape[0]:
                 self._codes = np.concatenate([self._codes, np.zeros_like(self._codes)])
                 self._times = np.concatenate([self._times, np.zeros_like(self._times)])
+                self._sessions = np.concatenate([self._sessions, np.zeros_like(self._sessions)])
+                self._seqs = np.concatenate([self._seqs, np.zeros_like(self._seqs)])
         self._slots[key] = slot
         return slot
 
@@ -200,13 +216,24 @@ class AgentIndex:
         self._texts[slot] = ""
         self._codes[slot] = 0
         self._times[slot] = 0.0
+        self._sessions[slot] = self._seqs[slot] = 0
         self._free.append(slot)
 
-    def mask(self, category: MemoryCategory | None) -> np.ndarray | None:
-        """Bool mask over slots of one category (None = every live slot is allowed)."""
-        if category is None:
-            return None
-        return self._codes == _CATEGORY_CODES[category]
+    def mask(
+        self, category: MemoryCategory | None, seen: SeenTranscript | None = None
+    ) -> np.ndarray | None:
+        """Bool mask over slots: those of ``category`` (any when None), less ``seen``'s
+        transcript chunks (None = every live slot is allowed)."""
+        mask = None if category is None else self._codes == _CATEGORY_CODES[category]
+        code = None if seen is None else self._session_codes.get(seen.session_id)
+        if seen is None or code is None:
+            return mask
+        shown = self._sessions == code
+        shown &= self._seqs >= seen.from_seq
+        if mask is None:
+            return ~shown
+        mask &= ~shown
+        return mask
 
     def missing_vectors(self) -> list[int]:
         """Live slots without a vector of the current model."""
