@@ -3,9 +3,10 @@
 The reference is the Okapi formula in plain Python floats over a dict of live documents,
 each query term's share added in query order (how the index summed before it scored all
 query terms' postings in one ``np.bincount``, and, when few documents match, the matches
-only); the top ``k`` are chosen as the index always chose them: ``argpartition`` over the
-matches in id order, then ``(-score, id)``. Any difference in hits, order or score bits
-fails: compared with ``==``, not ``approx``.
+only); the top ``k`` are the first ``k`` by ``(-score, id)`` (of the documents tied at the
+``k``-th score, the lowest ids), whether or not the index skipped the common terms'
+postings (``prune_ratio`` 0 makes it try on every search). Any difference in hits, order
+or score bits fails: compared with ``==``, not ``approx``.
 """
 
 from __future__ import annotations
@@ -40,12 +41,8 @@ def reference_top(
     docs: Docs, query: list[str], k: int, mask: np.ndarray | None, k1: float, b: float
 ) -> list[tuple[int, float]]:
     scores = reference_scores(docs, query, k1, b)
-    ids = [d for d in sorted(scores) if mask is None or (d < mask.shape[0] and bool(mask[d]))]
-    values = np.array([scores[d] for d in ids], dtype=np.float64)
-    if len(ids) > k:
-        picked = np.argpartition(-values, k - 1)[:k].tolist()
-        ids = [ids[i] for i in picked]
-    return sorted(((d, scores[d]) for d in ids), key=lambda p: (-p[1], p[0]))
+    ids = [d for d in scores if mask is None or (d < mask.shape[0] and bool(mask[d]))]
+    return sorted(((d, scores[d]) for d in ids), key=lambda p: (-p[1], p[0]))[:k]
 
 
 _WORDS = st.sampled_from(["tea", "coffee", "beagle", "harbour", "mai", "rue", "x", "y"])
@@ -58,8 +55,10 @@ _OPS = st.lists(
 _QUERY = st.lists(_WORDS | st.just("absent"), min_size=1, max_size=9)
 
 
-def _replay(ops: list[tuple[int, list[str] | None]], k1: float, b: float) -> tuple[BM25Index, Docs]:
-    index = BM25Index(k1=k1, b=b)
+def _replay(
+    ops: list[tuple[int, list[str] | None]], k1: float, b: float, prune_ratio: float = 4.0
+) -> tuple[BM25Index, Docs]:
+    index = BM25Index(k1=k1, b=b, prune_ratio=prune_ratio)
     docs: Docs = {}
     for doc_id, tokens in ops:
         if tokens is None:
@@ -79,6 +78,7 @@ def _replay(ops: list[tuple[int, list[str] | None]], k1: float, b: float) -> tup
     mask_bits=st.none() | st.lists(st.booleans(), max_size=60),
     k1=st.sampled_from([1.2, 0.9, 2.0]),
     b=st.sampled_from([0.75, 0.0, 1.0]),
+    prune_ratio=st.sampled_from([4.0, 0.0]),
 )
 def test_top_and_scores_equal_the_formula_bit_for_bit(
     ops: list[tuple[int, list[str] | None]],
@@ -87,8 +87,9 @@ def test_top_and_scores_equal_the_formula_bit_for_bit(
     mask_bits: list[bool] | None,
     k1: float,
     b: float,
+    prune_ratio: float,
 ) -> None:
-    index, docs = _replay(ops, k1, b)
+    index, docs = _replay(ops, k1, b, prune_ratio)
     mask = np.array(mask_bits, dtype=bool) if mask_bits is not None else None
     expected = reference_scores(docs, query, k1, b)
     assert index.scores(query) == expected
@@ -114,10 +115,54 @@ def test_a_few_matches_among_far_apart_ids_score_as_the_formula() -> None:
     assert [d for d, _ in index.top(query, 5, mask)] == [3, 500_000]
 
 
-def test_ties_keep_the_documents_argpartition_picks_in_id_order() -> None:
-    """Many equal scores around the ``k``-th: the same ones are kept as before, by id."""
+def test_ties_at_the_kth_score_keep_the_lowest_ids() -> None:
+    """Many equal scores around the ``k``-th: the lowest ids are kept, in id order."""
     index, docs = _replay([(d, ["tea", f"w{d}"]) for d in range(0, 400, 3)], 1.2, 0.75)
     for k in (1, 5, 12, 200):
         top = index.top(["tea"], k)
         assert top == reference_top(docs, ["tea"], k, None, 1.2, 0.75)
         assert [d for d, _ in top] == sorted(d for d, _ in top)  # equal scores: by id
+
+
+_COMMON = st.lists(st.sampled_from(["the", "a", "tea"]), min_size=1, max_size=6)
+_RARE = st.lists(st.sampled_from(["beagle", "harbour", "mai", "rue"]), max_size=2)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    docs=st.lists(st.tuples(_COMMON, _RARE), min_size=1, max_size=120),
+    query=st.lists(st.sampled_from(["the", "a", "tea", "beagle", "harbour", "rue"]), min_size=2),
+    k=st.integers(1, 8),
+    mask_every=st.sampled_from([None, 2, 3]),
+)
+def test_skipping_the_common_postings_changes_nothing(
+    docs: list[tuple[list[str], list[str]]],
+    query: list[str],
+    k: int,
+    mask_every: int | None,
+) -> None:
+    """Common words in every document, rare ones in a few: the searches that skip the
+    common postings (counted) give the reference's hits and score bits."""
+    ops: list[tuple[int, list[str] | None]] = [(d, c + r) for d, (c, r) in enumerate(docs)]
+    index, kept = _replay(ops, 1.2, 0.75, prune_ratio=0.0)
+    mask = None
+    if mask_every is not None:
+        mask = np.zeros(len(docs), dtype=bool)
+        mask[::mask_every] = True
+    assert index.top(query, k, mask) == reference_top(kept, query, k, mask, 1.2, 0.75)
+
+
+def test_a_common_term_is_read_only_for_the_rare_terms_matches() -> None:
+    """A word in every one of 2,000 documents and a rare one in 40: the 5 best are the
+    rare word's, found without scoring the common posting for the other 1,960."""
+    ops: list[tuple[int, list[str] | None]] = [
+        (d, ["tea", "tea", *(["beagle"] if d % 50 == 0 else []), f"w{d % 7}"]) for d in range(2_000)
+    ]
+    index, docs = _replay(ops, 1.2, 0.75)
+    query = ["tea", "beagle"]
+    top = index.top(query, 5)
+    assert index.pruned == 1
+    assert top == reference_top(docs, query, 5, None, 1.2, 0.75)
+    assert all(d % 50 == 0 for d, _ in top)
+    assert index.top(["tea"], 5) == reference_top(docs, ["tea"], 5, None, 1.2, 0.75)
+    assert index.pruned == 1, "one term: nothing to skip"

@@ -24,6 +24,14 @@ the formula's summed in that order; when the postings hold few entries for the r
 ids, it sums over the matching ids alone and allocates nothing of the index's size. A
 search's mask drops the pairs of documents it leaves out before any arithmetic (a
 document's pairs go together, so the others' sums are unchanged).
+
+:meth:`BM25Index.top` skips most of the longest postings when it can prove they do not
+change the answer (MaxScore, Turtle and Flood 1995): the query's rarest terms are scored
+first, and when the ``k``-th best of those partial scores already exceeds the most the
+common terms could add together (``idf * (k1 + 1)`` each), no document outside the rare
+terms' matches can reach the top ``k``, so the common terms' postings are read only for
+those matches. Scores are unchanged bit for bit (each document's shares are summed in
+query order either way); ties at the ``k``-th score keep the lowest ids, on both paths.
 """
 
 from __future__ import annotations
@@ -41,6 +49,13 @@ SPARSE_RATIO = 64
 """A search whose postings hold fewer than one entry per ``SPARSE_RATIO`` document ids
 sums them by sorting the ids (``np.unique``) instead of in an array of every id (where
 the two cost the same, measured with numpy 2.4)."""
+PRUNE_RATIO = 4.0
+""":meth:`BM25Index.top` tries to skip the common terms' postings when they hold at least
+this many times the entries of the rest (below that, scoring them all costs about what
+the attempt does)."""
+_BOUND_MARGIN = 1.0 + 1e-9
+"""Head-room on the most the common terms can add: a computed share may round a few ulps
+above its exact bound."""
 
 
 def _pairs(posting: array[int]) -> np.ndarray:
@@ -68,11 +83,18 @@ class BM25Index:
     Adding or removing a document costs O(its distinct tokens) (amortised; a removal
     scans its terms' postings in numpy): postings and document lengths grow in place, so
     a search after a change costs the query's postings, never a rebuild.
+    ``prune_ratio``: see :data:`PRUNE_RATIO` (0: always try).
     """
 
-    def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
+    def __init__(
+        self, k1: float = 1.2, b: float = 0.75, *, prune_ratio: float = PRUNE_RATIO
+    ) -> None:
         self.k1 = k1
         self.b = b
+        self.prune_ratio = prune_ratio
+        self.pruned = 0
+        """Searches of :meth:`top` that read the common terms' postings only for the rare
+        terms' matches."""
         self._term_ids: dict[str, int] = {}
         self._terms: list[str | None] = []
         """Term id -> term (None: a free id, listed in ``_free_terms``)."""
@@ -182,6 +204,19 @@ class BM25Index:
     def idf(self, term: str) -> float:
         return _idf(self._count, self._df(term))
 
+    def _query(self, query_tokens: Iterable[str]) -> list[tuple[np.ndarray, float]]:
+        """Each distinct indexed query term, in query order: its posting (rows ``doc_id,
+        tf``, a view that must not outlive the caller's statement) and its IDF."""
+        terms: list[tuple[np.ndarray, float]] = []
+        for term in dict.fromkeys(query_tokens):
+            term_id = self._term_ids.get(term)
+            if term_id is None:
+                continue
+            posting = self._postings[term_id]
+            assert posting is not None
+            terms.append((_pairs(posting), _idf(self._count, len(posting) // 2)))
+        return terms
+
     def _matches(
         self, query_tokens: Iterable[str], mask: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray] | None:
@@ -194,36 +229,38 @@ class BM25Index:
         """
         if not self._count:
             return None
-        idfs: list[float] = []
-        sizes: list[int] = []
-        views: list[np.ndarray] = []
-        for term in dict.fromkeys(query_tokens):
-            term_id = self._term_ids.get(term)
-            if term_id is None:
-                continue
-            posting = self._postings[term_id]
-            assert posting is not None
-            views.append(np.frombuffer(posting, dtype=np.int32))
-            n = len(posting) // 2
-            sizes.append(n)
-            idfs.append(_idf(self._count, n))
-        if not views:
+        return self._shares(self._query(query_tokens), mask)
+
+    def _shares(
+        self, terms: list[tuple[np.ndarray, float]], allowed: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """:meth:`_matches` of ``terms`` (postings and IDFs, in query order), keeping the
+        pairs of the documents ``allowed`` allows (a bool array by doc id; ids past its
+        end are not), dropped before the arithmetic."""
+        if not terms:
             return None
+        parts: list[np.ndarray] = []
+        for rows, _ in terms:
+            if allowed is not None:  # each posting on its own: no copy of what is dropped
+                ids = rows[:, 0]
+                if allowed.shape[0] >= self._size:  # every live id is below _size
+                    keep = allowed[ids]
+                else:
+                    keep = ids < allowed.shape[0]
+                    keep[keep] = allowed[ids[keep]]
+                rows = rows[keep]
+            parts.append(rows)
+        sizes = [rows.shape[0] for rows in parts]
         # a copy, so no view pins a posting's size past this statement
-        pairs = np.concatenate(views).reshape(-1, 2)
-        del views
+        pairs = np.concatenate(parts)
+        del parts
+        if not pairs.shape[0]:
+            return None
+        idf: np.ndarray | float = (
+            np.array([i for _, i in terms]).repeat(sizes) if len(terms) > 1 else terms[0][1]
+        )
         ids = pairs[:, 0].astype(np.intp)  # numpy gathers by intp fastest
         tfs = pairs[:, 1].astype(np.float64)
-        idf: np.ndarray | float = np.array(idfs).repeat(sizes) if len(idfs) > 1 else idfs[0]
-        if mask is not None:  # before the arithmetic: a left-out document costs nothing
-            allowed = ids < mask.shape[0]
-            allowed[allowed] = mask[ids[allowed]]
-            if not allowed.all():
-                if not allowed.any():
-                    return None
-                ids, tfs = ids[allowed], tfs[allowed]
-                if isinstance(idf, np.ndarray):
-                    idf = idf[allowed]
         k1, b = self.k1, self.b
         avgdl = self._total_len / self._count or 1.0
         # tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avgdl)), in place (IEEE + and *
@@ -257,7 +294,12 @@ class BM25Index:
         Equal, bit for bit, to the positive entries of :meth:`score_array`; when few
         documents match it builds nothing of the index's size.
         """
-        matches = self._matches(query_tokens, mask)
+        return self._summed(self._matches(query_tokens, mask))
+
+    def _summed(
+        self, matches: tuple[np.ndarray, np.ndarray] | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The ids (ascending) and summed scores of :meth:`_shares`' pairs."""
         if matches is None:
             return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float64)
         ids, shares = matches
@@ -285,14 +327,52 @@ class BM25Index:
         self, query_tokens: Iterable[str], k: int, mask: np.ndarray | None = None
     ) -> list[tuple[int, float]]:
         """The ``k`` best ``(doc_id, score)`` pairs with score > 0, best first (equal
-        scores by id; which of the documents tied at the ``k``-th score are kept is
-        ``np.argpartition``'s choice over the matches in id order).
+        scores by id; of the documents tied at the ``k``-th score, the lowest ids).
 
         ``mask`` (bool, indexed by doc id) restricts the candidates (e.g. one category).
+        The scores are :meth:`matching`'s; the longest postings may be read only in part
+        (see the module).
         """
-        found, scores = self.matching(query_tokens, mask)
+        if k < 1 or not self._count:
+            return []
+        terms = self._query(query_tokens)
+        pruned = self._pruned(terms, k, mask)
+        found, scores = pruned if pruned is not None else self._summed(self._shares(terms, mask))
         if found.shape[0] > k:
-            part = (-scores).argpartition(k - 1)[:k]
-            found, scores = found[part], scores[part]
+            kth = np.partition(scores, found.shape[0] - k)[found.shape[0] - k]
+            above = np.flatnonzero(scores > kth)
+            tied = np.flatnonzero(scores == kth)[: k - above.shape[0]]  # lowest ids first
+            pick = np.concatenate([above, tied])
+            found, scores = found[pick], scores[pick]
         order = np.lexsort((found, -scores))
         return list(zip(found[order].tolist(), scores[order].tolist(), strict=True))
+
+    def _pruned(
+        self, terms: list[tuple[np.ndarray, float]], k: int, mask: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """:meth:`matching`'s ids and scores of every document that can be among the ``k``
+        best, when the common terms' postings can be skipped for the others (see the
+        module); None when that cannot be shown (then every posting is read)."""
+        if len(terms) < 2:
+            return None
+        by_idf = sorted(range(len(terms)), key=lambda i: terms[i][1])  # commonest first
+        sizes = [terms[i][0].shape[0] for i in by_idf]
+        total = common = sum(sizes)
+        for split in range(len(terms) - 1, 0, -1):  # common terms: by_idf[:split]
+            common -= sizes[split]
+            if common < self.prune_ratio * (total - common):
+                return None  # skipping what is left saves about what trying costs
+            rare = [terms[i] for i in sorted(by_idf[split:])]  # in query order
+            found, partial = self._summed(self._shares(rare, mask))
+            if found.shape[0] < k:
+                continue  # fewer rare matches than k: a common-only one may get in
+            floor = np.partition(partial, found.shape[0] - k)[found.shape[0] - k]
+            ceiling = sum(terms[i][1] for i in by_idf[:split]) * (self.k1 + 1.0)
+            if ceiling * _BOUND_MARGIN < floor:
+                # a full score is never below its partial one: the k-th best is >= floor,
+                # and a document with common terms only scores <= ceiling
+                candidates = np.zeros(self._size, dtype=bool)
+                candidates[found] = True
+                self.pruned += 1
+                return self._summed(self._shares(terms, candidates))
+        return None
