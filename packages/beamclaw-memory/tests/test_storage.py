@@ -19,6 +19,7 @@ from beamclaw_memory import (
     DatabaseUnavailableError,
     MigrationError,
     Prepared,
+    StorageUnavailableError,
     Unit,
     expected_heads,
     masked,
@@ -299,6 +300,40 @@ async def test_hot_writes_run_inline_and_queue_when_the_database_is_locked(
         await db.write(_bump)
         assert db.queued_writes == 1
     finally:
+        await db.dispose()
+
+
+async def test_writes_queued_behind_a_lock_that_timed_out_fail_without_waiting(
+    tmp_path: Path,
+) -> None:
+    """Another process holds the write lock past the busy timeout: the first queued write
+    waits the timeout and fails; the two queued behind it meanwhile fail at once, not a
+    timeout each (before: three timeouts in a row). A write sent after that waits again,
+    and commits once the lock is gone."""
+    path = tmp_path / "t.db"
+    db = Database(f"sqlite:///{path}", busy_timeout_ms=1_000)
+    await db.write(lambda u: u.execute(text("CREATE TABLE counter (n INTEGER)")))
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("INSERT INTO counter (n) VALUES (100)")
+        started = time.monotonic()
+        results = await asyncio.gather(
+            *(db.write(_hot_bump) for _ in range(3)), return_exceptions=True
+        )
+        waited = time.monotonic() - started
+        assert all(isinstance(r, StorageUnavailableError) for r in results), results
+        assert (db.queued_writes, db.failed_fast) == (3, 2)
+        assert waited < 2.5, f"{waited:.1f} s: the writes behind the first waited too"
+        late = asyncio.create_task(db.write(_hot_bump))
+        await asyncio.sleep(0.2)
+        assert not late.done(), "a write sent after the failure waits for the lock"
+        other.execute("COMMIT")
+        await late
+        assert db.failed_fast == 2
+        assert await _count(db) == 2
+    finally:
+        other.close()
         await db.dispose()
 
 

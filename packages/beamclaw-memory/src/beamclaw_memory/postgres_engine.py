@@ -27,6 +27,8 @@ class PostgresEngine:
 
     queued_writes = 0
     """Always 0: no write waits for an inline attempt here."""
+    failed_fast = 0
+    """Always 0: a lock wait is the server's (``lock_timeout``), per statement."""
     checkpointer = None
 
     def __init__(self, url: str, *, echo: bool = False, pool_size: int = 10) -> None:

@@ -15,6 +15,12 @@ unit, without being told:
   ``BEGIN IMMEDIATE`` (they queue for the lock instead of failing half-way), reads to
   :data:`READ_THREADS` reader threads (WAL readers never wait for the writer).
 
+A write waits up to ``busy_timeout_ms`` (:data:`BUSY_TIMEOUT_MS`) for a lock another
+process holds. When one write gives up on the lock, the writes that were queued behind it
+meanwhile try once without waiting and fail at once if it is still held: before, each
+waited its own full timeout in turn, so a person behind two writes waited 20-30 s for
+the error.
+
 A private in-memory database has one connection, on the writer thread, for every unit.
 Each thread keeps its connection open (a pool checkout and reset cost as much as a small
 unit). WAL checkpoints run on their own thread (:mod:`beamclaw_memory.checkpoint`).
@@ -45,6 +51,9 @@ from beamclaw_memory.unit import Elsewhere, Unit, attempt_inline, locked, run_un
 READ_THREADS = 2
 """SQLite reader threads (WAL readers never wait for the writer)."""
 
+BUSY_TIMEOUT_MS = 10_000
+"""How long a write on the writer thread waits for another process's lock."""
+
 JOURNAL_SIZE_LIMIT = 16 * 1024 * 1024
 """Bytes of write-ahead log kept on disk when the log starts over (SQLite's
 ``journal_size_limit``): room for a few checkpoint intervals of writes, no more."""
@@ -56,12 +65,20 @@ Work = Callable[[Unit], T]
 class SqliteEngine:
     """The SQLite file (or private in-memory database) and its connections and threads."""
 
-    def __init__(self, url: str, *, echo: bool = False) -> None:
+    def __init__(
+        self, url: str, *, echo: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS
+    ) -> None:
         path = make_url(url).database
         in_memory = not path or path == ":memory:" or "mode=memory" in url
         self.queued_writes = 0
         """Writes whose inline attempt found the database locked (they went to the
         writer thread's queue)."""
+        self.failed_fast = 0
+        """Queued writes that failed on the lock without waiting (another timed out on it
+        while they were queued)."""
+        self._lock_timeouts = 0
+        """Writes that gave up on a lock, so far (a write queued before the latest one
+        does not wait again)."""
         self.checkpointer: WalCheckpointer | None = None
         """File databases: the background WAL checkpointer."""
         self._inline: _HeldConnections | None = None
@@ -74,6 +91,7 @@ class SqliteEngine:
         self._writer = _HeldConnections(
             url,
             "BEGIN IMMEDIATE",
+            busy_timeout_ms=busy_timeout_ms,
             echo=echo,
             poolclass=pool.StaticPool if in_memory else pool.QueuePool,
             **sizes,
@@ -88,7 +106,12 @@ class SqliteEngine:
             url, "BEGIN IMMEDIATE", wait=False, echo=echo, pool_size=1, max_overflow=0
         )
         self._reader = _HeldConnections(
-            url, "BEGIN", echo=echo, pool_size=READ_THREADS, max_overflow=0
+            url,
+            "BEGIN",
+            busy_timeout_ms=busy_timeout_ms,
+            echo=echo,
+            pool_size=READ_THREADS,
+            max_overflow=0,
         )
         self._read_threads = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="db-read")
 
@@ -106,10 +129,23 @@ class SqliteEngine:
                 if not isinstance(result, Elsewhere):
                     return result
                 self.queued_writes += result.locked
-            return await _on(self._write_thread, partial(self._writer.run, work))
+            queued = partial(self._queued_write, work, self._lock_timeouts)
+            return await _on(self._write_thread, queued)
         finally:
             if self.checkpointer is not None:
                 self.checkpointer.wrote()
+
+    def _queued_write(self, work: Work[T], timeouts_when_queued: int) -> T:
+        """``work`` on the writer thread: waiting for a lock, unless a write gave up on
+        it while this one was queued (then one attempt, no wait)."""
+        wait = timeouts_when_queued == self._lock_timeouts
+        try:
+            return self._writer.run(work, wait=wait)
+        except OperationalError as exc:
+            if locked(exc.orig):
+                self._lock_timeouts += 1
+                self.failed_fast += not wait
+            raise
 
     async def dispose(self) -> None:
         if self._inline is not None:
@@ -136,8 +172,19 @@ class _HeldConnections:
     ``begin`` opens every transaction on these connections: the unit's, and SQLAlchemy's
     when a unit's raw connection begins one itself (Alembic)."""
 
-    def __init__(self, url: str, begin: str, *, wait: bool = True, **engine_args: Any) -> None:
-        self.engine = _sqlite_engine(url, begin, wait=wait, **engine_args)
+    def __init__(
+        self,
+        url: str,
+        begin: str,
+        *,
+        wait: bool = True,
+        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+        **engine_args: Any,
+    ) -> None:
+        self.engine = _sqlite_engine(
+            url, begin, busy_timeout_ms=busy_timeout_ms if wait else 0, **engine_args
+        )
+        self._busy_timeout_ms = busy_timeout_ms if wait else 0
         self._begin = begin
         self._local = threading.local()
         self._opened: list[Connection] = []
@@ -153,10 +200,17 @@ class _HeldConnections:
                 self._opened.append(conn)
         return held
 
-    def run(self, work: Work[T]) -> T:
-        """``work`` in one unit on this thread's connection."""
+    def run(self, work: Work[T], *, wait: bool = True) -> T:
+        """``work`` in one unit on this thread's connection (without ``wait``: failing at
+        once on a lock another connection holds)."""
         conn, driver = self._held()
-        return run_unit(work, Unit(conn, driver, begin=self._begin))
+        if wait or not self._busy_timeout_ms:
+            return run_unit(work, Unit(conn, driver, begin=self._begin))
+        driver.execute("PRAGMA busy_timeout=0")
+        try:
+            return run_unit(work, Unit(conn, driver, begin=self._begin))
+        finally:
+            driver.execute(f"PRAGMA busy_timeout={self._busy_timeout_ms}")
 
     def attempt(
         self, work: Work[T], *, begin: str | None = None, read_only: bool = False
@@ -190,11 +244,10 @@ def _driver(conn: Connection) -> sqlite3.Connection:
     return driver
 
 
-def _sqlite_engine(url: str, begin: str, *, wait: bool = True, **kwargs: Any) -> Engine:
+def _sqlite_engine(url: str, begin: str, *, busy_timeout_ms: int, **kwargs: Any) -> Engine:
     engine = create_engine(url, **JSON_COLUMNS, **kwargs)
     event.listen(engine, "connect", _pragmas)
-    if not wait:
-        event.listen(engine, "connect", _no_wait)
+    event.listen(engine, "connect", partial(_busy_timeout, busy_timeout_ms))
     event.listen(engine, "begin", _begin_on_driver(begin))
     return engine
 
@@ -209,15 +262,14 @@ def _pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=10000")
     cursor.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints run off the writer: WalCheckpointer
     # a log the checkpointer rewinds is trimmed to this (else a burst's size stays on disk)
     cursor.execute(f"PRAGMA journal_size_limit={JOURNAL_SIZE_LIMIT}")
     cursor.close()
 
 
-def _no_wait(dbapi_connection: Any, _record: Any) -> None:
-    dbapi_connection.execute("PRAGMA busy_timeout=0")
+def _busy_timeout(milliseconds: int, dbapi_connection: Any, _record: Any) -> None:
+    dbapi_connection.execute(f"PRAGMA busy_timeout={milliseconds}")
 
 
 def _begin_on_driver(statement: str) -> Callable[[Connection], None]:

@@ -44,7 +44,7 @@ from beamclaw_memory.errors import (
     StorageUnavailableError,
 )
 from beamclaw_memory.migration_heads import parse_heads, recorded_heads
-from beamclaw_memory.sqlite_engine import SqliteEngine
+from beamclaw_memory.sqlite_engine import BUSY_TIMEOUT_MS, SqliteEngine
 from beamclaw_memory.unavailable import unavailable_reason
 from beamclaw_memory.unit import Unit, refuse_nested
 
@@ -100,12 +100,21 @@ def migration_locations(extra: Iterable[str] = ()) -> list[str]:
 class Database:
     """The process's database: units of work, migrations, health check."""
 
-    def __init__(self, url: str, *, echo: bool = False, pool_size: int = 10) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        echo: bool = False,
+        pool_size: int = 10,
+        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+    ) -> None:
+        """``busy_timeout_ms``: how long a SQLite write waits for another process's lock
+        (see :mod:`~beamclaw_memory.sqlite_engine`)."""
         self.url = normalise_url(url)
         self.is_sqlite = self.url.startswith("sqlite")
         self._engine: SqliteEngine | PostgresEngine
         if self.is_sqlite:
-            self._engine = SqliteEngine(self.url, echo=echo)
+            self._engine = SqliteEngine(self.url, echo=echo, busy_timeout_ms=busy_timeout_ms)
         else:  # SQLAlchemy's asyncio layer (and its ORM) only for PostgreSQL: ~0.1 s at start
             from beamclaw_memory.postgres_engine import PostgresEngine
 
@@ -132,6 +141,12 @@ class Database:
         """Writes the SQLite engine meant to run inline but found the database locked
         (another writer mid-transaction): they waited on the writer thread instead."""
         return self._engine.queued_writes
+
+    @property
+    def failed_fast(self) -> int:
+        """SQLite writes that failed on a lock without waiting: another write gave up on
+        it while they were queued behind it (PostgreSQL: always 0)."""
+        return self._engine.failed_fast
 
     def read(self, work: Work[T]) -> Coroutine[Any, Any, T]:
         """Run ``work`` in a read transaction (a consistent snapshot); returns its result.
