@@ -52,7 +52,10 @@ the two cost the same, measured with numpy 2.4)."""
 PRUNE_RATIO = 4.0
 """:meth:`BM25Index.top` tries to skip the common terms' postings when they hold at least
 this many times the entries of the rest (below that, scoring them all costs about what
-the attempt does)."""
+the attempt does)..."""
+PRUNE_MIN_ENTRIES = 20_000
+"""... and at least this many entries: below that, a search's numpy calls cost more than
+its arithmetic, and the attempt's extra calls cost more than they save."""
 _BOUND_MARGIN = 1.0 + 1e-9
 """Head-room on the most the common terms can add: a computed share may round a few ulps
 above its exact bound."""
@@ -83,15 +86,21 @@ class BM25Index:
     Adding or removing a document costs O(its distinct tokens) (amortised; a removal
     scans its terms' postings in numpy): postings and document lengths grow in place, so
     a search after a change costs the query's postings, never a rebuild.
-    ``prune_ratio``: see :data:`PRUNE_RATIO` (0: always try).
+    ``prune_ratio``, ``prune_min_entries``: see :data:`PRUNE_RATIO` (both 0: always try).
     """
 
     def __init__(
-        self, k1: float = 1.2, b: float = 0.75, *, prune_ratio: float = PRUNE_RATIO
+        self,
+        k1: float = 1.2,
+        b: float = 0.75,
+        *,
+        prune_ratio: float = PRUNE_RATIO,
+        prune_min_entries: int = PRUNE_MIN_ENTRIES,
     ) -> None:
         self.k1 = k1
         self.b = b
         self.prune_ratio = prune_ratio
+        self.prune_min_entries = prune_min_entries
         self.pruned = 0
         """Searches of :meth:`top` that read the common terms' postings only for the rare
         terms' matches."""
@@ -204,17 +213,18 @@ class BM25Index:
     def idf(self, term: str) -> float:
         return _idf(self._count, self._df(term))
 
-    def _query(self, query_tokens: Iterable[str]) -> list[tuple[np.ndarray, float]]:
-        """Each distinct indexed query term, in query order: its posting (rows ``doc_id,
-        tf``, a view that must not outlive the caller's statement) and its IDF."""
-        terms: list[tuple[np.ndarray, float]] = []
+    def _query(self, query_tokens: Iterable[str]) -> list[tuple[array[int], int, float]]:
+        """Each distinct indexed query term, in query order: its posting, its document
+        frequency and its IDF."""
+        terms: list[tuple[array[int], int, float]] = []
         for term in dict.fromkeys(query_tokens):
             term_id = self._term_ids.get(term)
             if term_id is None:
                 continue
             posting = self._postings[term_id]
             assert posting is not None
-            terms.append((_pairs(posting), _idf(self._count, len(posting) // 2)))
+            df = len(posting) // 2
+            terms.append((posting, df, _idf(self._count, df)))
         return terms
 
     def _matches(
@@ -232,32 +242,36 @@ class BM25Index:
         return self._shares(self._query(query_tokens), mask)
 
     def _shares(
-        self, terms: list[tuple[np.ndarray, float]], allowed: np.ndarray | None
+        self, terms: list[tuple[array[int], int, float]], allowed: np.ndarray | None
     ) -> tuple[np.ndarray, np.ndarray] | None:
         """:meth:`_matches` of ``terms`` (postings and IDFs, in query order), keeping the
         pairs of the documents ``allowed`` allows (a bool array by doc id; ids past its
         end are not), dropped before the arithmetic."""
         if not terms:
             return None
-        parts: list[np.ndarray] = []
-        for rows, _ in terms:
-            if allowed is not None:  # each posting on its own: no copy of what is dropped
+        if allowed is None:
+            sizes = [df for _, df, _ in terms]
+            # a copy, so no view pins a posting's size past this statement
+            pairs = np.concatenate([np.frombuffer(p, dtype=np.int32) for p, _, _ in terms])
+            pairs = pairs.reshape(-1, 2)
+        else:  # each posting on its own: no copy of what is dropped
+            parts: list[np.ndarray] = []
+            for posting, _, _ in terms:
+                rows = _pairs(posting)
                 ids = rows[:, 0]
                 if allowed.shape[0] >= self._size:  # every live id is below _size
                     keep = allowed[ids]
                 else:
                     keep = ids < allowed.shape[0]
                     keep[keep] = allowed[ids[keep]]
-                rows = rows[keep]
-            parts.append(rows)
-        sizes = [rows.shape[0] for rows in parts]
-        # a copy, so no view pins a posting's size past this statement
-        pairs = np.concatenate(parts)
-        del parts
-        if not pairs.shape[0]:
-            return None
+                parts.append(rows[keep])
+            sizes = [rows.shape[0] for rows in parts]
+            pairs = np.concatenate(parts)
+            del parts
+            if not pairs.shape[0]:
+                return None
         idf: np.ndarray | float = (
-            np.array([i for _, i in terms]).repeat(sizes) if len(terms) > 1 else terms[0][1]
+            np.array([i for _, _, i in terms]).repeat(sizes) if len(terms) > 1 else terms[0][2]
         )
         ids = pairs[:, 0].astype(np.intp)  # numpy gathers by intp fastest
         tfs = pairs[:, 1].astype(np.float64)
@@ -339,35 +353,40 @@ class BM25Index:
         pruned = self._pruned(terms, k, mask)
         found, scores = pruned if pruned is not None else self._summed(self._shares(terms, mask))
         if found.shape[0] > k:
-            kth = np.partition(scores, found.shape[0] - k)[found.shape[0] - k]
-            above = np.flatnonzero(scores > kth)
-            tied = np.flatnonzero(scores == kth)[: k - above.shape[0]]  # lowest ids first
-            pick = np.concatenate([above, tied])
+            pick = (-scores).argpartition(k - 1)[:k]
+            kth = scores[pick].min()
+            if np.count_nonzero(scores == kth) > np.count_nonzero(scores[pick] == kth):
+                # ties cut at the k-th score: keep the lowest ids (found is ascending)
+                above = np.flatnonzero(scores > kth)
+                tied = np.flatnonzero(scores == kth)[: k - above.shape[0]]
+                pick = np.concatenate([above, tied])
             found, scores = found[pick], scores[pick]
         order = np.lexsort((found, -scores))
         return list(zip(found[order].tolist(), scores[order].tolist(), strict=True))
 
     def _pruned(
-        self, terms: list[tuple[np.ndarray, float]], k: int, mask: np.ndarray | None
+        self, terms: list[tuple[array[int], int, float]], k: int, mask: np.ndarray | None
     ) -> tuple[np.ndarray, np.ndarray] | None:
         """:meth:`matching`'s ids and scores of every document that can be among the ``k``
         best, when the common terms' postings can be skipped for the others (see the
         module); None when that cannot be shown (then every posting is read)."""
         if len(terms) < 2:
             return None
-        by_idf = sorted(range(len(terms)), key=lambda i: terms[i][1])  # commonest first
-        sizes = [terms[i][0].shape[0] for i in by_idf]
-        total = common = sum(sizes)
+        total = common = sum(df for _, df, _ in terms)
+        if total < self.prune_min_entries:
+            return None
+        by_idf = sorted(range(len(terms)), key=lambda i: terms[i][2])  # commonest first
+        sizes = [terms[i][1] for i in by_idf]
         for split in range(len(terms) - 1, 0, -1):  # common terms: by_idf[:split]
             common -= sizes[split]
-            if common < self.prune_ratio * (total - common):
+            if common < max(self.prune_ratio * (total - common), self.prune_min_entries):
                 return None  # skipping what is left saves about what trying costs
             rare = [terms[i] for i in sorted(by_idf[split:])]  # in query order
             found, partial = self._summed(self._shares(rare, mask))
             if found.shape[0] < k:
                 continue  # fewer rare matches than k: a common-only one may get in
             floor = np.partition(partial, found.shape[0] - k)[found.shape[0] - k]
-            ceiling = sum(terms[i][1] for i in by_idf[:split]) * (self.k1 + 1.0)
+            ceiling = sum(terms[i][2] for i in by_idf[:split]) * (self.k1 + 1.0)
             if ceiling * _BOUND_MARGIN < floor:
                 # a full score is never below its partial one: the k-th best is >= floor,
                 # and a document with common terms only scores <= ceiling
