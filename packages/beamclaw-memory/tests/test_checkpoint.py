@@ -78,7 +78,10 @@ async def test_the_checkpointer_runs_after_writes_once_the_interval_passed(tmp_p
 async def test_the_log_starts_over_under_steady_writes(tmp_path: Path) -> None:
     """A write commits during nearly every passive checkpoint here, so a passive pass alone
     never rewinds the log (it grew to the size of everything written); the restart that
-    follows a complete pass keeps it near ``restart_frames`` and an interval's writes."""
+    follows a complete pass keeps it near ``restart_frames`` and the writes of the few
+    intervals until a pass completes. How many writes an interval holds depends on the
+    machine (a fast CI host reached 26 % of everything written, against 25 % allowed), so
+    the bound is half of it: a log that never starts over reaches all of it."""
     path = tmp_path / "db.sqlite"
     db = Database(f"sqlite:///{path}")
     checkpointer = db.checkpointer
@@ -100,7 +103,7 @@ async def test_the_log_starts_over_under_steady_writes(tmp_path: Path) -> None:
             largest = max(largest, wal.stat().st_size)
             if i % 100 == 0:
                 await asyncio.sleep(0)  # the checkpoint thread's result reaches the loop
-        assert largest < written / 4, (largest, written)
+        assert largest < written / 2, (largest, written)
         assert checkpointer.last_error is None
         assert checkpointer.restarts > 0
     finally:
