@@ -244,7 +244,7 @@ class BM25Index:
     def _shares(
         self, terms: list[tuple[array[int], int, float]], allowed: np.ndarray | None
     ) -> tuple[np.ndarray, np.ndarray] | None:
-        """:meth:`_matches` of ``terms`` (postings and IDFs, in query order), keeping the
+        """:meth:`_matches` of ``terms`` (:meth:`_query`'s, in query order), keeping the
         pairs of the documents ``allowed`` allows (a bool array by doc id; ids past its
         end are not), dropped before the arithmetic."""
         if not terms:

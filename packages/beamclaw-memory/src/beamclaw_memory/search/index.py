@@ -225,9 +225,8 @@ class AgentIndex:
         """Bool mask over slots: those of ``category`` (any when None), less ``seen``'s
         transcript chunks (None = every live slot is allowed)."""
         mask = None if category is None else self._codes == _CATEGORY_CODES[category]
-        code = None if seen is None else self._session_codes.get(seen.session_id)
-        if seen is None or code is None:
-            return mask
+        if seen is None or (code := self._session_codes.get(seen.session_id)) is None:
+            return mask  # (a session with no chunk here has nothing to leave out)
         shown = self._sessions == code
         shown &= self._seqs >= seen.from_seq
         if mask is None:
