@@ -130,6 +130,20 @@ def test_ties_at_the_kth_score_keep_the_lowest_ids() -> None:
         assert [d for d, _ in top] == sorted(d for d, _ in top)  # equal scores: by id
 
 
+def test_a_one_word_query_keeps_the_lowest_tied_ids_whatever_its_posting_order() -> None:
+    """One query term is scored without summing, its ids in posting order (added last to
+    first here, then shuffled by removals): ties still keep the lowest ids."""
+    ops: list[tuple[int, list[str] | None]] = [(d, ["tea", f"w{d}"]) for d in range(400, 0, -1)]
+    ops += [(d, None) for d in range(390, 0, -7)]
+    index, docs = _replay(ops, 1.2, 0.75)
+    for k in (1, 5, 12, 200):
+        mask = np.ones(401, dtype=bool)
+        mask[::5] = False
+        for m in (None, mask):
+            top = index.top(["tea"], k, m)
+            assert top == reference_top(docs, ["tea"], k, m, 1.2, 0.75)
+
+
 _COMMON = st.lists(st.sampled_from(["the", "a", "tea"]), min_size=1, max_size=6)
 _RARE = st.lists(st.sampled_from(["beagle", "harbour", "mai", "rue"]), max_size=2)
 
