@@ -19,12 +19,23 @@ same process state as the long session at the same moment, so the long session's
 CPU time over the control's (``added_cpu_late_vs_control``) isolates what the history's
 length costs, which ``late_vs_early`` mixes with load changes over the run.
 
+Beside each measured turn, the parts no implementation that keeps the same promises can
+drop are timed on their own, on the gateway's own store and memory (warm, outside any
+turn, so each is a lower bound of what it costs inside one): ``parts_commits`` — the two
+write transactions every turn commits (the user message before the model is asked, the
+answer after), each one message and the conversation's state, in a conversation of their
+own; ``parts_lookup`` — the auto-context search each turn makes (``[memory]
+auto_context``, on by default) for the bench's message, the long session's own chunks
+left out as its view leaves them out. ``floor_plus_parts_p50_*_ms`` adds the framework
+floor to both: the least a turn can add here before any request is built, any event
+published or any lane scheduled.
+
 Reported: ``added_p50_early_ms`` (turns 20-120), ``added_p50_late_ms`` (turns
 ``TURNS``-100..``TURNS``), ``late_vs_early`` (their ratio; the goal is <= 1.2), the same
 for the gateway turn and the direct replay alone, the same comparison in this process's
 CPU time (``added_cpu_*``: steadier than wall-clock time when other work shares the
 cores), the control's added CPU time in both windows and the late ratio against it, and
-the upstream body size at the end.
+the upstream body size at the end, and the parts above.
 Opt-in (``python -m bench history``): it drives 1,000 turns.
 """
 
@@ -70,6 +81,8 @@ async def _measure(fake_url: str, last_request: Callable[[], bytes]) -> dict[str
     direct_cpu: list[float] = []
     control_cpu: list[float] = []
     floor_added: list[float] = []
+    commits: list[float] = []
+    lookups: list[float] = []
     size = 0
     async with (
         live_gateway(None, bench_config(fake_url)) as gw,
@@ -78,6 +91,7 @@ async def _measure(fake_url: str, last_request: Callable[[], bytes]) -> dict[str
     ):
         gw_url = f"{gw.base_url}/v1/chat/completions"
         core = gw.runtime.core
+        parts = _Parts(core, gw.runtime.config.memory.auto_context_limit)
 
         async def turn_and_replay(session: str) -> tuple[float, float, float, float, int]:
             """Wall and CPU time of a turn, then of the direct replay of its body."""
@@ -106,6 +120,8 @@ async def _measure(fake_url: str, last_request: Callable[[], bytes]) -> dict[str
             control_cpu.append(c_cpu - c_replay_cpu)
             floor = await _post(client, floor_url, GW_BODY, None)
             floor_added.append(floor - await _post(client, direct_url, BODY, None))
+            commits.append(await parts.commits())
+            lookups.append(await parts.lookup())
 
     def p50(values: list[float], window: tuple[int, int]) -> float:
         return statistics.median(values[window[0] - 1 : window[1]]) * 1000
@@ -129,6 +145,16 @@ async def _measure(fake_url: str, last_request: Callable[[], bytes]) -> dict[str
         "added_cpu_late_vs_control": (
             round(cpu_late / control_late, 2) if control_late > 0 else float("nan")
         ),
+        "parts_commits_p50_early_ms": round(p50(commits, EARLY), 3),
+        "parts_commits_p50_late_ms": round(p50(commits, LATE), 3),
+        "parts_lookup_p50_early_ms": round(p50(lookups, EARLY), 3),
+        "parts_lookup_p50_late_ms": round(p50(lookups, LATE), 3),
+        "floor_plus_parts_p50_early_ms": round(
+            floor_early + p50(commits, EARLY) + p50(lookups, EARLY), 3
+        ),
+        "floor_plus_parts_p50_late_ms": round(
+            floor_late + p50(commits, LATE) + p50(lookups, LATE), 3
+        ),
         "floor_added_p50_early_ms": round(floor_early, 3),
         "floor_added_p50_late_ms": round(floor_late, 3),
         "added_beyond_floor_p50_early_ms": round(early - floor_early, 3),
@@ -143,6 +169,44 @@ async def _measure(fake_url: str, last_request: Callable[[], bytes]) -> dict[str
         "goal_late_vs_early": 1.2,
         "goal_added_p50_ms": 2.0,
     }
+
+
+class _Parts:
+    """The parts of a turn timed on their own (see the module): a turn's two commits, in
+    a conversation of their own, and its auto-context search."""
+
+    CONVERSATION = "bench-history-parts"
+
+    def __init__(self, core: Any, limit: int) -> None:
+        self._core = core
+        self._limit = limit
+        self._ready = False
+
+    async def commits(self) -> float:
+        from beamclaw_core.loop.states import Idle
+        from beamclaw_core.messages import Message
+
+        store = self._core.store
+        if not self._ready:
+            now = time.time()
+            await store.ensure(
+                self.CONVERSATION, agent_id="default", user_id="bench", channel=None, now=now
+            )
+            self._ready = True
+        start = time.perf_counter()
+        await store.commit(self.CONVERSATION, Idle(), [Message.user("bench")], now=time.time())
+        await store.commit(
+            self.CONVERSATION, Idle(), [Message.assistant("fake answer")], now=time.time()
+        )
+        return time.perf_counter() - start
+
+    async def lookup(self) -> float:
+        from beamclaw_memory import SeenTranscript
+
+        seen = SeenTranscript(SESSION, 0)  # the whole history is in the session's view
+        start = time.perf_counter()
+        await self._core.memory.search("default", "bench", limit=2 * self._limit, seen=seen)
+        return time.perf_counter() - start
 
 
 def run() -> dict[str, Any]:
