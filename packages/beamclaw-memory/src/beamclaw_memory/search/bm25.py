@@ -275,11 +275,6 @@ class BM25Index:
         idf: np.ndarray | float = (
             np.array([i for _, _, i in terms]).repeat(sizes) if len(terms) > 1 else terms[0][2]
         )
-        return self._scored(pairs, idf)
-
-    def _scored(self, pairs: np.ndarray, idf: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
-        """The ids of ``pairs`` (rows ``(doc_id, tf)``, not a view of a posting) and each
-        pair's BM25 share with its term's ``idf``."""
         ids = pairs[:, 0].astype(np.intp)  # numpy gathers by intp fastest
         tfs = pairs[:, 1].astype(np.float64)
         k1, b = self.k1, self.b
@@ -383,9 +378,7 @@ class BM25Index:
         """:meth:`matching` of one term, its ids in posting order (not sorted): a posting
         holds a document once, so each pair's share is its score, with nothing to sum."""
         shares = self._shares([term], mask)
-        if shares is None:
-            return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float64)
-        return shares
+        return shares if shares is not None else self._summed(None)
 
     def _pruned(
         self, terms: list[tuple[array[int], int, float]], k: int, mask: np.ndarray | None
