@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from beamclaw_core.attachments import as_text_only
 from beamclaw_core.loop.history import HistoryRepair, repair_history
-from beamclaw_core.messages import Message
+from beamclaw_core.messages import Message, Role
 from beamclaw_core.providers.anthropic_fold import AnthropicRequests
 from beamclaw_core.providers.anthropic_wire import (
     anthropic_text_turn_memo,
@@ -149,6 +149,29 @@ def test_a_memo_derives_once_per_message_and_forgets_collected_ones() -> None:
     del a, b
     gc.collect()
     assert memo.stats().size == 0
+
+
+class _Uncomparable(Message):
+    """A message whose value comparison fails the test that reaches it."""
+
+    def __eq__(self, other: object) -> bool:
+        raise AssertionError("a memo compared messages by value")
+
+    __hash__ = Message.__hash__
+
+
+def test_mapping_a_list_compares_it_with_the_last_one_by_identity_only() -> None:
+    memo = MessageMemo(lambda m: m.text)
+    first = [_Uncomparable(role=Role.USER, content=t) for t in "ab"]
+    assert memo.many(first) == ["a", "b"]
+    # another turn's tail, as long as the last list: value equality was asked before
+    other = [_Uncomparable(role=Role.USER, content=t) for t in "cd"]
+    assert memo.many(other) == ["c", "d"]
+    extended = [*other, _Uncomparable(role=Role.USER, content="e")]
+    before = memo.stats()
+    assert memo.many(extended) == ["c", "d", "e"]
+    after = memo.stats()
+    assert (after.derived - before.derived, after.reused - before.reused) == (1, 0)
 
 
 def test_the_shared_memos_count_what_they_derive() -> None:

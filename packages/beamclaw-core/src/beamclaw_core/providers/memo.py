@@ -70,12 +70,15 @@ class MessageMemo(Generic[T]):
 
         The last list mapped is remembered (its messages held): a list that extends it
         (the next request of the same conversation) reuses its values after one C-level
-        list comparison (identity first; an equal but distinct message has equal
-        derived forms anyway, derivation being pure) and looks up only what is new.
+        pass comparing identities, and looks up only what is new. Identity, not
+        equality: a message's ``==`` is pydantic's, which compares field by field, and
+        a list that does not extend the last one (another turn's tail) would pay it for
+        nothing; an equal but distinct message is looked up like any other.
         """
         listed = list(messages)
-        known = len(self._last_messages)
-        if known and listed[:known] == self._last_messages:
+        last = self._last_messages
+        known = len(last)
+        if known and len(listed) >= known and all(map(is_, listed, last)):
             out = self._last_out[:known] + self._lookup(listed[known:])
         else:
             out = self._lookup(listed)
